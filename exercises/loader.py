@@ -1,0 +1,206 @@
+"""Read the catalog from files into typed objects.
+
+Nothing here touches the database: ``services.sync_catalog`` does that. Every
+error is a CatalogError naming the file, and the key where there is one.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .constants import MODULE_FILES, RUNG_FILES
+from .exceptions import CatalogError
+from .schema import ModuleMeta, RungMeta, TrackMeta
+
+M = TypeVar("M", bound=BaseModel)
+
+RUNG_DIR_PATTERN = re.compile(r"^(\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)$")
+IGNORED_NAMES = {"__pycache__", ".DS_Store"}
+
+
+@dataclass(frozen=True)
+class RungFiles:
+    path: Path
+    order: int
+    meta: RungMeta
+    instructions: str
+    starter: str
+    reference: str
+    visible_tests: str
+    hidden_tests: str
+    wrong_solutions: dict[str, str]
+
+    @property
+    def content_hash(self) -> str:
+        """A digest of everything a grade depends on: a change makes a new version."""
+        payload = {
+            "meta": self.meta.model_dump(mode="json"),
+            "instructions": self.instructions,
+            "starter": self.starter,
+            "reference": self.reference,
+            "visible_tests": self.visible_tests,
+            "hidden_tests": self.hidden_tests,
+            "wrong_solutions": self.wrong_solutions,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ModuleFiles:
+    path: Path
+    meta: ModuleMeta
+    concept: str
+    worked_example: str
+    reference: str
+    rungs: list[RungFiles] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TrackFiles:
+    path: Path
+    meta: TrackMeta
+    modules: list[ModuleFiles] = field(default_factory=list)
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise CatalogError(f"{path}: file is missing")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+
+
+def _read_yaml(path: Path, model: type[M]) -> M:
+    text = _read_text(path)
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: expected a mapping of keys at the top level")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(part) for part in err["loc"]) or "(top level)"
+            problems.append(f"key '{key}': {err['msg']}")
+        raise CatalogError(f"{path}: " + "; ".join(problems)) from exc
+
+
+def _test_functions(path: Path, source: str) -> list[str]:
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise CatalogError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from exc
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
+    ]
+
+
+def _check_python(path: Path, source: str) -> None:
+    try:
+        ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise CatalogError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from exc
+
+
+def read_rung(path: Path) -> RungFiles:
+    match = RUNG_DIR_PATTERN.match(path.name)
+    if not match:
+        raise CatalogError(f"{path}: a rung folder is named NN-slug, e.g. 01-kv-cache-size")
+    meta = _read_yaml(path / "rung.yaml", RungMeta)
+    if meta.slug != match.group(2):
+        raise CatalogError(f"{path / 'rung.yaml'}: key 'slug': '{meta.slug}' differs from the folder name '{path.name}'")
+    allowed = set(RUNG_FILES) | {"wrong"} | IGNORED_NAMES
+    for child in path.iterdir():
+        if child.name not in allowed:
+            raise CatalogError(f"{child}: unexpected file in a rung folder (allowed: {', '.join(sorted(allowed))})")
+    texts = {name: _read_text(path / name) for name in RUNG_FILES if name != "rung.yaml"}
+    for name in ("starter.py", "reference.py"):
+        _check_python(path / name, texts[name])
+    visible = _test_functions(path / "test_visible.py", texts["test_visible.py"])
+    if not visible:
+        raise CatalogError(f"{path / 'test_visible.py'}: defines no test_ function")
+    hidden = _test_functions(path / "test_hidden.py", texts["test_hidden.py"])
+    if not hidden:
+        raise CatalogError(f"{path / 'test_hidden.py'}: defines no test_ function")
+    described = set(meta.hidden_tests)
+    for name in hidden:
+        if name not in described:
+            raise CatalogError(f"{path / 'rung.yaml'}: key 'hidden_tests.{name}': missing (every hidden test needs a description)")
+    for name in described - set(hidden):
+        raise CatalogError(f"{path / 'rung.yaml'}: key 'hidden_tests.{name}': no such test in test_hidden.py")
+    wrong: dict[str, str] = {}
+    wrong_dir = path / "wrong"
+    if wrong_dir.is_dir():
+        for child in sorted(wrong_dir.iterdir()):
+            if child.name in IGNORED_NAMES:
+                continue
+            if child.suffix != ".py" or not child.is_file():
+                raise CatalogError(f"{child}: wrong solutions are .py files")
+            wrong[child.name] = _read_text(child)
+            _check_python(child, wrong[child.name])
+    for name in wrong:
+        if name not in meta.wrong_solutions:
+            raise CatalogError(f"{path / 'rung.yaml'}: key 'wrong_solutions.{name}': missing (describe the mistake it makes)")
+    for name in set(meta.wrong_solutions) - set(wrong):
+        raise CatalogError(f"{path / 'rung.yaml'}: key 'wrong_solutions.{name}': no such file in wrong/")
+    return RungFiles(
+        path=path,
+        order=int(match.group(1)),
+        meta=meta,
+        instructions=texts["instructions.md"],
+        starter=texts["starter.py"],
+        reference=texts["reference.py"],
+        visible_tests=texts["test_visible.py"],
+        hidden_tests=texts["test_hidden.py"],
+        wrong_solutions=wrong,
+    )
+
+
+def read_module(path: Path) -> ModuleFiles:
+    meta = _read_yaml(path / "module.yaml", ModuleMeta)
+    if meta.slug != path.name:
+        raise CatalogError(f"{path / 'module.yaml'}: key 'slug': '{meta.slug}' differs from the folder name '{path.name}'")
+    texts = {name: _read_text(path / name) if (path / name).exists() else "" for name in MODULE_FILES[1:]}
+    rungs_dir = path / "rungs"
+    rungs = [read_rung(child) for child in sorted(rungs_dir.iterdir()) if child.is_dir() and child.name not in IGNORED_NAMES] if rungs_dir.is_dir() else []
+    slugs = [rung.meta.slug for rung in rungs]
+    if len(set(slugs)) != len(slugs):
+        raise CatalogError(f"{rungs_dir}: two rungs share a slug")
+    return ModuleFiles(
+        path=path,
+        meta=meta,
+        concept=texts["concept.md"],
+        worked_example=texts["worked_example.md"],
+        reference=texts["reference.md"],
+        rungs=rungs,
+    )
+
+
+def read_track(path: Path) -> TrackFiles:
+    meta = _read_yaml(path / "track.yaml", TrackMeta)
+    if meta.slug != path.name:
+        raise CatalogError(f"{path / 'track.yaml'}: key 'slug': '{meta.slug}' differs from the folder name '{path.name}'")
+    modules = [read_module(child) for child in sorted(path.iterdir()) if (child / "module.yaml").is_file()]
+    return TrackFiles(path=path, meta=meta, modules=modules)
+
+
+def read_catalog(root: Path) -> list[TrackFiles]:
+    """Every track under ``root`` (a folder holding ``<track>/track.yaml``)."""
+    if not root.is_dir():
+        raise CatalogError(f"{root}: the exercises folder does not exist")
+    return [read_track(child) for child in sorted(root.iterdir()) if (child / "track.yaml").is_file()]

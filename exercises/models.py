@@ -1,0 +1,103 @@
+"""The catalog: Track -> Module -> Rung, with rung content versioned.
+
+A rung's content (instructions, code, tests, limits) lives in RungVersion
+rows that are never edited after creation: a submission points at the
+version it was graded against, so an edit never rewrites history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from .constants import Difficulty
+
+
+class Track(models.Model):
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True)
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Module(models.Model):
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="modules")
+    slug = models.SlugField(unique=True)
+    external_id = models.CharField(max_length=100, blank=True, help_text="Catalog id, e.g. P10.llm-systems-frontier.01")
+    title = models.CharField(max_length=200)
+    order = models.PositiveIntegerField(default=0)
+    audience = models.CharField(max_length=50, blank=True)
+    depth = models.CharField(max_length=50, blank=True)
+    summary = models.TextField(blank=True)
+    why_it_matters = models.TextField(blank=True)
+    concept_md = models.TextField(blank=True)
+    worked_example_md = models.TextField(blank=True)
+    reference_md = models.TextField(blank=True)
+    one_liners = models.JSONField(default=list, blank=True)
+    sources = models.JSONField(default=list, blank=True)
+    next_module_slug = models.SlugField(blank=True)
+    content_hash = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["track__order", "order", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Rung(models.Model):
+    module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="rungs")
+    slug = models.SlugField(unique=True)
+    order = models.PositiveIntegerField(default=0)
+    current_version = models.ForeignKey(
+        "RungVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["module", "order", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class RungVersion(models.Model):
+    """One immutable snapshot of a rung's content."""
+
+    rung = models.ForeignKey(Rung, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    title = models.CharField(max_length=200)
+    summary = models.CharField(max_length=300, blank=True)
+    minutes = models.PositiveIntegerField()
+    difficulty = models.CharField(max_length=10, choices=Difficulty.choices)
+    instructions_md = models.TextField()
+    starter_code = models.TextField()
+    # NOTE: reference_code, hidden_tests and wrong_solutions must never reach
+    # a learner who has not passed the rung; views go through
+    # grader.services.can_see_reference() before showing any of them.
+    reference_code = models.TextField()
+    visible_tests = models.TextField()
+    hidden_tests = models.TextField()
+    hidden_test_meta = models.JSONField(default=dict)
+    wrong_solutions = models.JSONField(default=dict)
+    limits = models.JSONField(default=dict)
+    gpu = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rung", "-number"]
+        constraints = [models.UniqueConstraint(fields=["rung", "number"], name="unique_rung_version_number")]
+
+    def __str__(self) -> str:
+        return f"{self.rung.slug} v{self.number}"
+
+    def hidden_description(self, test_name: str) -> str:
+        meta: dict[str, Any] = self.hidden_test_meta.get(test_name, {})
+        return str(meta.get("description", "A hidden edge case."))

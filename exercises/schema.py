@@ -1,0 +1,70 @@
+"""Typed, strict views of the catalog files (pydantic, unknown keys refused)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .constants import Difficulty, TestVisibility
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TrackMeta(Strict):
+    slug: str = Field(pattern=SLUG_PATTERN)
+    title: str = Field(min_length=1)
+    summary: str = ""
+    order: int = Field(default=0, ge=0)
+
+
+class Source(Strict):
+    kind: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    authors: str = ""
+    year: int | None = None
+    url: str | None = None
+
+
+class ModuleMeta(Strict):
+    id: str = Field(min_length=1)
+    slug: str = Field(pattern=SLUG_PATTERN)
+    title: str = Field(min_length=1)
+    order: int = Field(default=0, ge=0)
+    audience: str = ""
+    depth: str = ""
+    summary: str = ""
+    why_it_matters: str = ""
+    one_liners: list[str] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    next_module: str | None = None
+
+
+class Limits(Strict):
+    """Per-rung sandbox limits; defaults are the safe ones."""
+
+    time_s: int = Field(default=30, ge=1, le=600)
+    memory_mb: int = Field(default=1024, ge=64, le=65536)
+    cpus: float = Field(default=1.0, gt=0, le=16)
+    pids: int = Field(default=128, ge=16, le=4096)
+    tmpfs_mb: int = Field(default=64, ge=1, le=4096)
+    output_kb: int = Field(default=1024, ge=1, le=65536)
+
+
+class HiddenTest(Strict):
+    description: str = Field(min_length=1, max_length=300)
+    visibility: TestVisibility = TestVisibility.HIDDEN
+
+
+class RungMeta(Strict):
+    slug: str = Field(pattern=SLUG_PATTERN)
+    title: str = Field(min_length=1, max_length=200)
+    minutes: int = Field(ge=1, le=240)
+    difficulty: Difficulty
+    summary: str = Field(default="", max_length=300)
+    limits: Limits = Field(default_factory=Limits)
+    gpu: bool = False
+    hidden_tests: dict[str, HiddenTest]
+    wrong_solutions: dict[str, str] = Field(default_factory=dict)

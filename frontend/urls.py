@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.catalog, name="catalog"),
+    path("healthz", views.healthz, name="healthz"),
+    path("signup/", views.signup, name="signup"),
+    path("tracks/<slug:slug>/", views.track_detail, name="track"),
+    path("modules/<slug:slug>/", views.module_detail, name="module"),
+    path("rungs/<slug:slug>/", views.rung_workspace, name="rung"),
+    path("rungs/<slug:slug>/reference", views.rung_reference, name="rung-reference"),
+    path("rungs/<slug:slug>/<str:kind>", views.submission_create, name="submission-create"),
+    path("submissions/<int:pk>/state", views.submission_state, name="submission-state"),
+]

@@ -1,0 +1,86 @@
+"""Submissions, their per-test results, and each learner's progress per rung."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from exercises.models import Rung, RungVersion
+
+from .constants import CaseOutcome, Kind, Outcome, Status
+
+
+def _channel_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Submission(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    rung_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="submissions")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    code = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    message = models.TextField(blank=True, help_text="Summary shown to the learner (e.g. the syntax error).")
+    error_code = models.CharField(max_length=40, blank=True, help_text="Stable id of an infrastructure failure.")
+    stdout = models.TextField(blank=True)
+    stderr = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0, help_text="Grading attempts (infrastructure retries).")
+    timings = models.JSONField(default=dict, blank=True)
+    peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    # Unguessable id of the submission's live-update channel.
+    channel = models.CharField(max_length=64, default=_channel_token, unique=True, editable=False)
+    enqueued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-enqueued_at", "-pk"]
+        indexes = [models.Index(fields=["user", "rung_version"]), models.Index(fields=["status", "enqueued_at"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} {self.rung_version} {self.status} {self.outcome}"
+
+    @property
+    def rung(self) -> Rung:
+        return self.rung_version.rung
+
+
+class SubmissionTestResult(models.Model):
+    """One test's outcome. For hidden tests ``message`` is the author's
+    description; the harness's own assertion text is kept in ``detail`` for
+    staff and never shown to the learner."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="test_results")
+    order = models.PositiveIntegerField(default=0)
+    name = models.CharField(max_length=200)
+    outcome = models.CharField(max_length=10, choices=CaseOutcome.choices)
+    duration_s = models.FloatField(default=0.0)
+    message = models.TextField(blank=True)
+    detail = models.TextField(blank=True)
+    hidden = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["submission", "order"]
+        constraints = [models.UniqueConstraint(fields=["submission", "name"], name="unique_test_per_submission")]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.outcome}"
+
+
+class Progress(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="progress")
+    rung = models.ForeignKey(Rung, on_delete=models.CASCADE, related_name="progress")
+    attempts = models.PositiveIntegerField(default=0, help_text="Graded submits (infrastructure errors excluded).")
+    best_outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    solved_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "rung"], name="unique_progress_per_rung")]
+        verbose_name_plural = "progress"
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.rung}: {self.best_outcome or 'not started'}"

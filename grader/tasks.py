@@ -1,0 +1,27 @@
+"""Celery tasks: thin wrappers that take ids and call one service."""
+
+from __future__ import annotations
+
+import platform
+
+from celery import shared_task
+from celery.app.task import Task
+
+from . import services
+from .exceptions import RetryLater
+
+
+@shared_task(bind=True, name="grader.grade_submission_task", max_retries=None, acks_late=True)
+def grade_submission_task(self: Task, submission_id: int) -> None:  # type: ignore[type-arg]
+    try:
+        services.grade_submission(submission_id)
+    except RetryLater as exc:
+        # Back onto the queue it came from (run, submit or gpu).
+        queue = (self.request.delivery_info or {}).get("routing_key") or "run"
+        raise self.retry(countdown=exc.delay_s, queue=queue) from exc
+
+
+@shared_task(name="grader.ping_task", ignore_result=False)
+def ping_task() -> str:
+    """Proves the worker imports the standard library's ``platform``."""
+    return platform.system()

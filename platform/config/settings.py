@@ -1,0 +1,167 @@
+"""Settings, read from the environment through strict parsers.
+
+Every value can be overridden with an environment variable of the same name;
+a malformed value fails loudly at start-up (django-environ raises).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import django_stubs_ext
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+# Lets `admin.ModelAdmin[Model]` and friends be subscripted at run time, for mypy.
+django_stubs_ext.monkeypatch()
+
+env = environ.Env()
+
+DEBUG: bool = env.bool("DEBUG", default=False)
+SECRET_KEY: str = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    # Development and the test suite may run without one; production may not.
+    if not (DEBUG or "pytest" in sys.modules):
+        raise ImproperlyConfigured("SECRET_KEY must be set (a long random string) when DEBUG is off.")
+    SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
+ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "exercises",
+    "grader",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+
+# SQLite by default (embedded, nothing to start); DATABASE_URL switches to
+# PostgreSQL, e.g. postgres://user:pass@127.0.0.1:5432/dojo.
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web process and the workers write concurrently: WAL lets readers
+    # proceed during a write and IMMEDIATE avoids lock-upgrade deadlocks.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE", "timeout": 20}
+    )
+    DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_PATH", default=str(VAR_DIR / "test.sqlite3"))}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "catalog"
+LOGOUT_REDIRECT_URL = "catalog"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+EMAIL_BACKEND = env.str(
+    "EMAIL_BACKEND",
+    default="django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+)
+
+# --- Exercises -------------------------------------------------------------
+EXERCISES_DIR = Path(env.str("EXERCISES_DIR", default=str(BASE_DIR / "exercises")))
+
+# --- Grading: one clock ----------------------------------------------------
+# Every timeout derives from SANDBOX_MAX_TIME_S, the longest wall-clock limit
+# any rung may ask for: sandbox limit < Celery soft limit < hard limit <
+# broker visibility timeout. If these disagree, a broker redelivers a job
+# that is still running (Read the Docs #12317).
+SANDBOX_MAX_TIME_S: int = env.int("SANDBOX_MAX_TIME_S", default=60)
+# Container creation, start and teardown on top of the test run itself.
+SANDBOX_OVERHEAD_S: int = env.int("SANDBOX_OVERHEAD_S", default=30)
+GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S + SANDBOX_OVERHEAD_S
+GRADER_HARD_TIME_LIMIT_S = GRADER_SOFT_TIME_LIMIT_S + 30
+BROKER_VISIBILITY_TIMEOUT_S = GRADER_HARD_TIME_LIMIT_S * 2 + 60
+# Infrastructure failures (Docker down, unreadable report) are retried this
+# many times before the submission ends as infra_error.
+GRADER_MAX_ATTEMPTS: int = env.int("GRADER_MAX_ATTEMPTS", default=3)
+GRADER_MAX_CODE_BYTES: int = env.int("GRADER_MAX_CODE_BYTES", default=64 * 1024)
+
+# --- Sandbox ---------------------------------------------------------------
+# Empty means: the image built from this checkout (sandbox.build.image_tag()).
+SANDBOX_IMAGE: str = env.str("SANDBOX_IMAGE", default="")
+SANDBOX_GPU_ENABLED: bool = env.bool("SANDBOX_GPU_ENABLED", default=False)
+
+# --- Celery / Redis --------------------------------------------------------
+REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6390/0")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEOUT_S}
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_RESULT_EXPIRES = 3600
+CELERY_TASK_SOFT_TIME_LIMIT = GRADER_SOFT_TIME_LIMIT_S
+CELERY_TASK_TIME_LIMIT = GRADER_HARD_TIME_LIMIT_S
+CELERY_TASK_DEFAULT_QUEUE = "run"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

@@ -1,0 +1,12 @@
+"""URL configuration: the apps' URLs, the admin and the auth views."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("frontend.urls")),
+]

@@ -1,0 +1,187 @@
+"""The pytest plugin the harness loads: the ``solution`` fixture and a recorder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from .proxy import Channel, JobTimeout, LearnerDied, LearnerSession, OutputFlood, SolutionImportError, SolutionProxy
+
+MAX_MESSAGE = 4000
+
+
+@dataclass
+class TestRecord:
+    name: str
+    outcome: str = "passed"
+    duration_s: float = 0.0
+    message: str = ""
+    order: int = 0
+
+
+@dataclass
+class RunState:
+    """What one pytest run learned; read by ``main`` after the run."""
+
+    tests: dict[str, TestRecord] = field(default_factory=dict)
+    import_error: str | None = None
+    learner_died: LearnerDied | None = None
+    timed_out: bool = False
+    collect_errors: list[str] = field(default_factory=list)
+
+
+def _describe(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    exc = excinfo.value
+    # The harness's own exceptions speak for themselves; no module path.
+    text = str(exc) if type(exc).__module__.startswith("dojo_harness") else excinfo.exconly()
+    if isinstance(exc, SolutionImportError):
+        text = f"Your code failed to load:\n{text}"
+    learner_tb = getattr(exc, "learner_traceback", "")
+    if learner_tb:
+        text = f"{text}\n\nRaised in your code:\n{learner_tb}"
+    return text[:MAX_MESSAGE]
+
+
+class HarnessPlugin:
+    """Provides ``solution`` and records each test's outcome.
+
+    ``fresh=True`` gives every test its own learner process (used to detect
+    state kept between tests); otherwise one process serves the whole run.
+    """
+
+    def __init__(self, channel: Channel, source: str, *, fresh: bool, stop: Callable[[], str | None], on_test: Callable[[TestRecord], None] | None = None) -> None:
+        self.channel = channel
+        self.source = source
+        self.fresh = fresh
+        self.stop = stop
+        self.on_test = on_test
+        self.state = RunState()
+        self._shared: LearnerSession | None = None
+
+    def _open(self) -> LearnerSession:
+        try:
+            return LearnerSession(self.channel, self.source)
+        except SolutionImportError as exc:
+            self.state.import_error = str(exc)
+            raise
+
+    @pytest.fixture
+    def solution(self) -> Iterator[SolutionProxy]:
+        if self.state.import_error is not None:
+            raise SolutionImportError({"traceback": self.state.import_error})
+        if self.fresh:
+            session = self._open()
+            try:
+                yield SolutionProxy(session)
+            finally:
+                session.end()
+            return
+        if self._shared is None or self._shared.ended:
+            self._shared = self._open()
+        yield SolutionProxy(self._shared)
+
+    def close(self) -> None:
+        if self._shared is not None:
+            try:
+                self._shared.end()
+            except (JobTimeout, LearnerDied, OutputFlood, OSError):
+                pass
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+        report: pytest.TestReport = yield
+        if call.excinfo is not None:
+            exc = call.excinfo.value
+            if isinstance(exc, JobTimeout):
+                self.state.timed_out = True
+            elif isinstance(exc, LearnerDied):
+                self.state.learner_died = exc
+        if report.when == "call" or report.outcome != "passed":
+            record = self.state.tests.setdefault(item.name, TestRecord(name=item.name, order=len(self.state.tests)))
+            record.duration_s += report.duration
+            if report.failed:
+                record.outcome = "failed" if report.when == "call" else "error"
+                if call.excinfo is not None:
+                    record.message = _describe(call.excinfo)
+                if isinstance(call.excinfo.value if call.excinfo else None, JobTimeout):
+                    record.outcome = "timeout"
+                    record.message = "The time limit ran out during this test."
+            elif report.skipped:
+                record.outcome = "skipped"
+        return report  # type: ignore[return-value]
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        name = nodeid.rsplit("::", 1)[-1]
+        record = self.state.tests.get(name)
+        if record is not None and self.on_test is not None:
+            self.on_test(record)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.state.collect_errors.append(str(report.longrepr)[:MAX_MESSAGE])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        reason = self.stop()
+        if reason is not None or self.state.timed_out or self.state.learner_died is not None:
+            item.session.shouldstop = reason or "stopped"
+            return True
+        return None
+
+
+def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None = None) -> RunState:
+    args = [
+        test_dir,
+        "-q",
+        "-p", "no:cacheprovider",
+        "-p", "no:stepwise",
+        "-p", "no:legacypath",
+        "--noconftest",
+        "--capture=sys",
+        "--import-mode=importlib",
+        "--rootdir", test_dir,
+        "-c", "/opt/harness/pytest.ini",
+        "-o", "python_files=test_*.py",
+        *(extra_args or []),
+    ]
+    try:
+        pytest.main(args, plugins=[plugin])
+    finally:
+        plugin.close()
+    return plugin.state
+
+
+def rerun_note(shared: str, fresh: str) -> str:
+    if shared != "passed" and fresh == "passed":
+        return (
+            "This test passed when it ran on its own but failed after other tests had run: your code keeps "
+            "state between calls (a global, a mutable default argument, a class attribute). Make each call "
+            "depend only on its arguments."
+        )
+    return (
+        "This test passed only after other tests had run and failed on its own: your code relies on state "
+        "left by earlier calls (a global, a mutable default argument, a class attribute). Make each call "
+        "depend only on its arguments."
+    )
+
+
+def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> list[str]:
+    """Mark tests whose outcome depends on what ran before; return their names."""
+    leaky = []
+    for name, record in shared.items():
+        other = fresh.get(name)
+        if other is None or other.outcome == record.outcome:
+            continue
+        if {record.outcome, other.outcome} <= {"passed", "failed", "error"}:
+            leaky.append(name)
+            note = rerun_note(record.outcome, other.outcome)
+            record.message = f"{note}\n\n{record.message or other.message}".strip()[:MAX_MESSAGE]
+            record.outcome = "failed"
+    return leaky
+
+
+__all__ = ["HarnessPlugin", "RunState", "TestRecord", "merge_fresh", "run_tests"]
+
+

@@ -1,0 +1,226 @@
+"""Framing and a plain-data codec for the harness <-> learner channel.
+
+Only plain data crosses: None, bool, int, float, str, list, tuple, dict,
+torch tensors and numpy arrays as raw bytes with dtype and shape. Nothing is
+ever unpickled, so a learner object cannot run code in the harness, and a
+value that arrives is a fresh object built by the harness: an "always equal"
+object or a Tensor subclass cannot survive the trip.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+_HEADER = struct.Struct("!I")
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a valid message."""
+
+
+class ChannelClosed(ProtocolError):
+    """The other side closed the channel (its process ended)."""
+
+
+def send_message(sock: socket.socket, message: dict[str, Any]) -> None:
+    data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte channel limit")
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(min(size - len(chunks), 1 << 20))
+        if not chunk:
+            raise ChannelClosed("channel closed")
+        chunks += chunk
+    return bytes(chunks)
+
+
+def recv_message(sock: socket.socket) -> dict[str, Any]:
+    (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
+    if size > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message of {size} bytes exceeds the channel limit")
+    try:
+        message = json.loads(_recv_exactly(sock, size))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProtocolError(f"malformed message: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError("a message is a JSON object")
+    return message
+
+
+# --- values ------------------------------------------------------------------
+
+_SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def encode_value(value: Any, on_object: Callable[[Any], dict[str, Any]]) -> Any:
+    """Encode ``value`` as JSON-able plain data.
+
+    ``on_object`` handles anything that is not plain data (the learner side
+    turns it into a handle; the harness side refuses it).
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        return {"__t": "float", "v": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    if isinstance(value, list):
+        return [encode_value(item, on_object) for item in value]
+    if isinstance(value, tuple):
+        return {"__t": "tuple", "v": [encode_value(item, on_object) for item in value]}
+    if isinstance(value, dict):
+        return {"__t": "dict", "v": [[encode_value(k, on_object), encode_value(v, on_object)] for k, v in value.items()]}
+    module = type(value).__module__
+    if module.startswith("torch") or _is_tensor(value):
+        tensor = _as_tensor(value)
+        if tensor is not None:
+            return _encode_tensor(tensor)
+    if module.startswith("numpy"):
+        import numpy
+
+        if isinstance(value, numpy.ndarray):
+            array = numpy.ascontiguousarray(value)
+            if array.dtype.hasobject:
+                raise ProtocolError("numpy arrays of Python objects cannot be graded")
+            return {
+                "__t": "ndarray",
+                "dtype": array.dtype.str,
+                "shape": list(array.shape),
+                "data": base64.b64encode(array.tobytes()).decode("ascii"),
+            }
+        if isinstance(value, numpy.generic):
+            return encode_value(value.item(), on_object)
+    return on_object(value)
+
+
+def _is_tensor(value: Any) -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is always in the image
+        return False
+    return isinstance(value, torch.Tensor)
+
+
+def _as_tensor(value: Any) -> Any:
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return None
+    # Strip any subclass: only the raw data travels.
+    return torch.Tensor.detach(value).as_subclass(torch.Tensor)
+
+
+def _encode_tensor(tensor: Any) -> dict[str, Any]:
+    import torch
+
+    if tensor.layout != torch.strided or tensor.is_quantized:
+        raise ProtocolError("only dense tensors can be graded")
+    device = tensor.device.type
+    flat = tensor.to("cpu").contiguous().reshape(-1)
+    raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+    return {
+        "__t": "tensor",
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": list(tensor.shape),
+        "device": device,
+        "requires_grad": bool(tensor.requires_grad),
+        "data": base64.b64encode(raw).decode("ascii"),
+    }
+
+
+def decode_value(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
+    """Decode plain data; ``on_tag`` handles tags other than the value tags."""
+    if data is None or isinstance(data, bool | int | float | str):
+        return data
+    if isinstance(data, list):
+        return [decode_value(item, on_tag) for item in data]
+    if not isinstance(data, dict):
+        raise ProtocolError(f"unexpected JSON value of type {type(data).__name__}")
+    tag = data.get("__t")
+    if tag == "float":
+        try:
+            return _SPECIAL_FLOATS[data["v"]]
+        except KeyError as exc:
+            raise ProtocolError("bad float") from exc
+    if tag == "tuple":
+        return tuple(decode_value(item, on_tag) for item in _list(data.get("v")))
+    if tag == "dict":
+        result: dict[Any, Any] = {}
+        for pair in _list(data.get("v")):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ProtocolError("bad dict item")
+            key = decode_value(pair[0], on_tag)
+            try:
+                result[key] = decode_value(pair[1], on_tag)
+            except TypeError as exc:
+                raise ProtocolError(f"unhashable dict key of type {type(key).__name__}") from exc
+        return result
+    if tag == "tensor":
+        return _decode_tensor(data)
+    if tag == "ndarray":
+        return _decode_ndarray(data)
+    return on_tag(data)
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise ProtocolError("expected a list")
+    return value
+
+
+def _shape(value: Any) -> list[int]:
+    shape = _list(value)
+    if not all(isinstance(dim, int) and not isinstance(dim, bool) and dim >= 0 for dim in shape):
+        raise ProtocolError("bad shape")
+    return shape
+
+
+def _decode_tensor(data: dict[str, Any]) -> Any:
+    import torch
+
+    dtype = getattr(torch, str(data.get("dtype")), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ProtocolError(f"unknown tensor dtype {data.get('dtype')!r}")
+    shape = _shape(data.get("shape"))
+    raw = base64.b64decode(str(data.get("data", "")), validate=True)
+    numel = math.prod(shape)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if len(raw) != numel * itemsize:
+        raise ProtocolError("tensor data does not match its shape and dtype")
+    if numel == 0:
+        tensor = torch.empty(shape, dtype=dtype)
+    else:
+        tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+    if data.get("requires_grad") and tensor.is_floating_point():
+        tensor.requires_grad_(True)
+    return tensor
+
+
+def _decode_ndarray(data: dict[str, Any]) -> Any:
+    import numpy
+
+    try:
+        dtype = numpy.dtype(str(data.get("dtype")))
+    except TypeError as exc:
+        raise ProtocolError("unknown array dtype") from exc
+    if dtype.hasobject:
+        raise ProtocolError("object arrays cannot be graded")
+    shape = _shape(data.get("shape"))
+    raw = base64.b64decode(str(data.get("data", "")), validate=True)
+    if len(raw) != math.prod(shape) * dtype.itemsize:
+        raise ProtocolError("array data does not match its shape and dtype")
+    return numpy.frombuffer(raw, dtype=dtype).reshape(shape).copy()

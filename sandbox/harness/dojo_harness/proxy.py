@@ -1,0 +1,251 @@
+"""Harness-side proxies that forward calls to the learner process."""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import select
+import socket
+import threading
+import time
+from typing import Any
+
+from .protocol import ChannelClosed, ProtocolError, decode_value, encode_value, recv_message, send_message
+
+
+class JobTimeout(Exception):
+    """The job's wall-clock budget ran out while waiting for the learner."""
+
+
+class OutputFlood(Exception):
+    """The learner printed more than the output cap."""
+
+
+class LearnerDied(Exception):
+    """The learner's process ended in the middle of a session."""
+
+    def __init__(self, exitcode: int | None) -> None:
+        self.exitcode = exitcode
+        if exitcode is None:
+            text = "your code's process stopped answering"
+        elif exitcode < 0:
+            text = f"your code's process was killed by signal {-exitcode}"
+        else:
+            text = f"your code ended its process (exit status {exitcode}), e.g. with sys.exit() or os._exit()"
+        super().__init__(text)
+
+
+class SolutionImportError(Exception):
+    """The submitted source failed to run as a module."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.info = info
+        super().__init__(str(info.get("traceback") or info.get("message") or "import failed"))
+
+
+class InvalidReturn(TypeError):
+    """The learner returned something that is not plain data."""
+
+
+class LearnerException(Exception):
+    """An exception of a type that is not a builtin, raised by learner code."""
+
+
+_BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
+    name: obj
+    for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and issubclass(obj, Exception) and not issubclass(obj, AssertionError)
+}
+
+
+def _rebuild_exception(info: dict[str, Any]) -> BaseException:
+    """Re-raise a learner exception as the nearest builtin type by name."""
+    message = str(info.get("message", ""))
+    names = [str(name) for name in info.get("mro", [])] or [str(info.get("type", ""))]
+    exc: BaseException
+    if names and names[0] in {"SystemExit", "KeyboardInterrupt"}:
+        exc = LearnerDied(0)
+    else:
+        cls = next((_BUILTIN_EXCEPTIONS[name] for name in names if name in _BUILTIN_EXCEPTIONS), LearnerException)
+        try:
+            exc = cls(f"{info.get('type')}: {message}" if cls is LearnerException else message)
+        except Exception:  # noqa: BLE001 - some builtins need more arguments
+            exc = LearnerException(f"{info.get('type')}: {message}")
+    exc.learner_traceback = str(info.get("traceback", ""))  # type: ignore[attr-defined]
+    return exc
+
+
+class Channel:
+    """The harness end of the socketpair, with a deadline on every wait."""
+
+    def __init__(self, sock: socket.socket, deadline: float, abort: threading.Event | None = None) -> None:
+        self.sock = sock
+        self.deadline = deadline
+        self.abort = abort
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.settimeout(max(0.001, self.deadline - time.monotonic()))
+        try:
+            send_message(self.sock, message)
+        except TimeoutError as exc:
+            raise JobTimeout() from exc
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise LearnerDied(None) from exc
+
+    def recv(self) -> dict[str, Any]:
+        # Wait in short slices so an output flood ends the wait at once.
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise JobTimeout()
+            if self.abort is not None and self.abort.is_set():
+                raise OutputFlood()
+            readable, _, _ = select.select([self.sock], [], [], min(remaining, 0.1))
+            if readable:
+                break
+        self.sock.settimeout(max(0.001, self.deadline - time.monotonic()))
+        try:
+            return recv_message(self.sock)
+        except TimeoutError as exc:
+            raise JobTimeout() from exc
+        except (ChannelClosed, ConnectionResetError) as exc:
+            raise LearnerDied(None) from exc
+
+
+class LearnerSession:
+    """One forked learner child holding one import of the solution."""
+
+    def __init__(self, channel: Channel, source: str) -> None:
+        self.channel = channel
+        self.ended = False
+        channel.send({"op": "session", "source": source})
+        reply = self._reply(None)
+        if not reply.get("ok"):
+            self._expect_exit()
+            raise SolutionImportError(dict(reply.get("exc") or {}))
+
+    def _expect_exit(self) -> None:
+        self.ended = True
+        message = self.channel.recv()
+        if message.get("op") != "child_exit":
+            raise ProtocolError("expected the end of the learner session")
+
+    def _reply(self, call_id: int | None) -> dict[str, Any]:
+        while True:
+            message = self.channel.recv()
+            if message.get("op") == "child_exit":
+                self.ended = True
+                code = message.get("exitcode")
+                raise LearnerDied(code if isinstance(code, int) else None)
+            if call_id is None or message.get("id") == call_id:
+                return message
+            # A stale or forged reply: ignore it and keep waiting for ours.
+
+    def _decode(self, data: Any) -> Any:
+        def on_tag(tag: dict[str, Any]) -> Any:
+            if tag.get("__t") == "handle" and isinstance(tag.get("id"), int):
+                return RemoteObject(self, tag["id"], str(tag.get("type", "object"))[:100])
+            raise InvalidReturn("your code returned a value that cannot be graded")
+
+        return decode_value(data, on_tag)
+
+    def _encode(self, value: Any) -> Any:
+        def on_object(obj: Any) -> dict[str, Any]:
+            if isinstance(obj, RemoteObject) and obj._session is self:
+                return {"__t": "ref", "id": obj._handle_id}
+            raise TypeError(f"cannot pass {type(obj).__name__} to the solution")
+
+        return encode_value(value, on_object)
+
+    def request(self, op: str, target: int | None, attr: str, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+        if self.ended:
+            raise LearnerDied(None)
+        call_id = self.channel.next_id()
+        message: dict[str, Any] = {"op": op, "id": call_id, "target": target, "attr": attr}
+        if op == "call":
+            message["args"] = self._encode(list(args))
+            message["kwargs"] = self._encode(dict(kwargs or {}))
+        self.channel.send(message)
+        reply = self._reply(call_id)
+        if not reply.get("ok"):
+            raise _rebuild_exception(dict(reply.get("exc") or {}))
+        return reply
+
+    def call(self, target: int | None, attr: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._decode(self.request("call", target, attr, args, kwargs).get("value"))
+
+    def getattr(self, target: int | None, attr: str) -> Any:
+        reply = self.request("getattr", target, attr)
+        if reply.get("callable"):
+            return RemoteCallable(self, target, attr)
+        return self._decode(reply.get("value"))
+
+    def end(self) -> None:
+        if self.ended:
+            return
+        try:
+            call_id = self.channel.next_id()
+            self.channel.send({"op": "end", "id": call_id})
+            self._reply(call_id)
+            self._expect_exit()
+        except LearnerDied:
+            pass
+
+
+class RemoteCallable:
+    def __init__(self, session: LearnerSession, target: int | None, attr: str) -> None:
+        self._session = session
+        self._target = target
+        self._attr = attr
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.call(self._target, self._attr, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<solution function {self._attr}>"
+
+
+class RemoteObject:
+    """An object living in the learner process (e.g. an instance of their class).
+
+    It compares equal only to itself: values are compared after fetching them
+    as plain data, never by asking the learner's object.
+    """
+
+    def __init__(self, session: LearnerSession, handle_id: int, type_name: str) -> None:
+        self._session = session
+        self._handle_id = handle_id
+        self._type_name = type_name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._session.getattr(self._handle_id, name)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<{self._type_name} object in your solution>"
+
+
+class SolutionProxy:
+    """What tests receive as the ``solution`` fixture: the learner's module."""
+
+    def __init__(self, session: LearnerSession) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._session.getattr(None, name)
+
+    def __repr__(self) -> str:
+        return "<your solution module>"

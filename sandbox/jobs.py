@@ -1,0 +1,87 @@
+"""What a sandbox job is and what it returns: plain data, no Django."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["run", "submit"]
+
+OUTCOMES = ("passed", "failed", "error", "timeout", "memory_limit", "output_limit", "infra_error")
+TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "timeout")
+
+# Sizes stored or logged from a job, whatever the container printed.
+MAX_STORED_OUTPUT = 64 * 1024
+MAX_TEST_MESSAGE = 4000
+MAX_TEST_NAME = 200
+MAX_TESTS = 500
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one job. The defaults are the safe ones."""
+
+    time_s: float = 30
+    memory_mb: int = 1024
+    cpus: float = 1.0
+    pids: int = 128
+    tmpfs_mb: int = 64
+    output_kb: int = 1024
+    nofile: int = 1024
+    fsize_mb: int = 16
+    gpu: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, gpu: bool = False) -> Limits:
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**{**known, "gpu": gpu or bool(known.get("gpu", False))})
+
+
+@dataclass(frozen=True)
+class Job:
+    mode: Mode
+    source: str
+    tests: dict[str, str]
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def show_output(self) -> bool:
+        # Learner output is shown for Run only: during Submit it could carry
+        # what the learner's code learned about hidden inputs.
+        return self.mode == "run"
+
+    @property
+    def isolate(self) -> bool:
+        return self.mode == "submit"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    outcome: str
+    duration_s: float = 0.0
+    message: str = ""
+
+
+@dataclass
+class JobResult:
+    outcome: str
+    message: str = ""
+    tests: list[CaseResult] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    state_leaks: list[str] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    # Stable id of an infrastructure failure (ours, not the learner's).
+    error_code: str = ""
+
+    @property
+    def is_infra_error(self) -> bool:
+        return self.outcome == "infra_error"
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... truncated to {limit} characters ...]"

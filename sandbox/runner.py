@@ -1,0 +1,280 @@
+"""Run one job in a fresh, locked-down container and read back its report.
+
+The runner never trusts the container: the job goes in on stdin (no host
+mount), the report comes back through the Docker API as log lines that must
+carry this job's nonce, every size is capped, and the wall clock is enforced
+from here by killing the container.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import docker
+import docker.errors
+from docker.types import DeviceRequest, LogConfig, Ulimit
+
+from .jobs import (
+    MAX_STORED_OUTPUT,
+    MAX_TEST_MESSAGE,
+    MAX_TEST_NAME,
+    MAX_TESTS,
+    OUTCOMES,
+    TEST_OUTCOMES,
+    CaseResult,
+    Job,
+    JobResult,
+    truncate,
+)
+
+log = logging.getLogger(__name__)
+
+LABEL = "llm-dojo.sandbox"
+# Seconds allowed on top of the job's own limit for container start-up,
+# imports and the report, before the runner kills the container.
+GRACE_S = 15.0
+MAX_LOG_BYTES = 8 * 1024 * 1024
+
+EventCallback = Callable[[str, dict[str, Any]], None]
+
+
+def container_options(image: str, job: Job, *, gpu_enabled: bool) -> dict[str, Any]:
+    """The full ``docker create`` configuration of one job (inspected by tests)."""
+    limits = job.limits
+    tmpfs_opts = f"rw,nosuid,nodev,size={limits.tmpfs_mb}m"
+    options: dict[str, Any] = {
+        "image": image,
+        "stdin_open": True,
+        "tty": False,
+        # detach=False makes docker-py set StdinOnce: closing our end of the
+        # attached stdin then gives the harness EOF after the job payload.
+        "detach": False,
+        "network_mode": "none",
+        # The entrypoint starts as root only to hand each process its uid; it
+        # then drops to uid 1001 and the learner runs as 1002.
+        "user": "0:0",
+        "read_only": True,
+        "tmpfs": {
+            "/tmp": f"{tmpfs_opts},noexec,mode=1777",
+            "/work": f"{tmpfs_opts},mode=755",
+        },
+        "shm_size": f"{limits.tmpfs_mb}m",
+        "cap_drop": ["ALL"],
+        "cap_add": ["SETUID", "SETGID", "CHOWN"],
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": limits.pids,
+        "mem_limit": f"{limits.memory_mb}m",
+        "memswap_limit": f"{limits.memory_mb}m",
+        "nano_cpus": int(limits.cpus * 1_000_000_000),
+        "ulimits": [
+            Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
+            Ulimit(name="fsize", soft=limits.fsize_mb * 1024 * 1024, hard=limits.fsize_mb * 1024 * 1024),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        "environment": {"OMP_NUM_THREADS": str(max(1, int(limits.cpus)))},
+        "init": True,
+        "hostname": "sandbox",
+        "labels": {LABEL: "1"},
+        "log_config": LogConfig(type=LogConfig.types.JSON, config={"max-size": "16m", "max-file": "1"}),
+    }
+    if limits.gpu and gpu_enabled:
+        options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return options
+
+
+class _Watchdog:
+    """Kills the container when the wall clock runs out."""
+
+    def __init__(self, container: Any, seconds: float) -> None:
+        self.fired = False
+        self._done = threading.Event()
+        self._container = container
+        self._thread = threading.Thread(target=self._run, args=(seconds,), daemon=True)
+        self._thread.start()
+
+    def _run(self, seconds: float) -> None:
+        if self._done.wait(seconds):
+            return
+        self.fired = True
+        try:
+            self._container.kill()
+        except docker.errors.DockerException:
+            pass
+
+    def cancel(self) -> None:
+        self._done.set()
+
+
+class SandboxRunner:
+    def __init__(self, image: str, *, gpu_enabled: bool = False, docker_timeout: int = 60) -> None:
+        self.image = image
+        self.gpu_enabled = gpu_enabled
+        self.docker_timeout = docker_timeout
+
+    def _client(self) -> docker.DockerClient:
+        return docker.from_env(timeout=self.docker_timeout)
+
+    def run(self, job: Job, on_event: EventCallback | None = None) -> JobResult:
+        started = time.monotonic()
+        nonce = secrets.token_hex(16)
+        try:
+            client = self._client()
+            container = client.containers.create(**container_options(self.image, job, gpu_enabled=self.gpu_enabled))
+        except docker.errors.ImageNotFound:
+            return JobResult(outcome="infra_error", error_code="image_missing", message=f"sandbox image {self.image} is not built")
+        except docker.errors.DockerException as exc:
+            return JobResult(outcome="infra_error", error_code="docker_unavailable", message=f"Docker is unavailable: {exc}"[:500])
+        try:
+            return self._run_container(container, job, nonce, started, on_event)
+        except docker.errors.DockerException as exc:
+            log.warning("sandbox job failed on Docker: %s", exc)
+            return JobResult(outcome="infra_error", error_code="docker_failed", message=f"Docker failed during the job: {exc}"[:500])
+        finally:
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.DockerException as exc:
+                log.warning("could not remove sandbox container %s: %s", str(container.id)[:12], exc)
+
+    def _run_container(self, container: Any, job: Job, nonce: str, started: float, on_event: EventCallback | None) -> JobResult:
+        payload = json.dumps(
+            {
+                "nonce": nonce,
+                "mode": job.mode,
+                "source": job.source,
+                "tests": job.tests,
+                "limits": {"time_s": job.limits.time_s, "output_bytes": job.limits.output_kb * 1024},
+                "show_output": job.show_output,
+                "isolate": job.isolate,
+            }
+        ).encode()
+        stdin = container.attach_socket(params={"stdin": 1, "stream": 1})
+        raw: socket.socket = stdin._sock
+        container.start()
+        created_s = time.monotonic() - started
+        raw.sendall(payload)
+        raw.shutdown(socket.SHUT_WR)
+        raw.close()
+        budget = job.limits.time_s * (2 if job.isolate else 1) + GRACE_S
+        watchdog = _Watchdog(container, budget)
+        try:
+            report, harness_started_s = self._read_events(container, nonce, on_event, started)
+        finally:
+            watchdog.cancel()
+        try:
+            state = container.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a wait timeout is not a reason to lose the report
+            state = {}
+        container.reload()
+        oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
+        total_s = time.monotonic() - started
+        timings = {"container_start_s": round(created_s, 3), "total_s": round(total_s, 3)}
+        if harness_started_s is not None:
+            timings["harness_ready_s"] = round(harness_started_s, 3)
+        if report is None:
+            if watchdog.fired:
+                return JobResult(outcome="timeout", message=f"Your code did not finish within the {job.limits.time_s:g} s time limit.", timings=timings)
+            if oom_killed:
+                return JobResult(outcome="memory_limit", message="Your code ran out of memory and was killed.", timings=timings)
+            log.warning("sandbox produced no report (exit %s)", state.get("StatusCode"))
+            stderr = container.logs(stdout=False, stderr=True, tail=40)[-4000:].decode("utf-8", "replace")
+            return JobResult(outcome="infra_error", error_code="report_missing", message="The grader produced no report.", stderr=stderr, timings=timings)
+        result = _parse_report(report)
+        result.timings = {**timings, "run_s": float(report.get("run_s") or 0.0)}
+        return result
+
+    def _read_events(self, container: Any, nonce: str, on_event: EventCallback | None, started: float) -> tuple[dict[str, Any] | None, float | None]:
+        prefix = f"@@DOJO {nonce} ".encode()
+        buffer = b""
+        total = 0
+        report: dict[str, Any] | None = None
+        harness_started_s: float | None = None
+        for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=False):
+            total += len(chunk)
+            if total > MAX_LOG_BYTES:
+                container.kill()
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            if len(buffer) > MAX_LOG_BYTES:
+                buffer = b""
+            for line in lines:
+                if not line.startswith(prefix):
+                    continue
+                try:
+                    event = json.loads(line[len(prefix):])
+                except ValueError:
+                    continue
+                if not isinstance(event, dict):
+                    continue
+                kind = event.get("event")
+                if kind == "report":
+                    report = event
+                elif kind == "started":
+                    harness_started_s = time.monotonic() - started
+                    if on_event:
+                        on_event("running", {})
+                elif kind == "test" and on_event:
+                    test = _parse_test(event)
+                    if test is not None:
+                        on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
+        return report, harness_started_s
+
+
+def _parse_test(data: Any) -> CaseResult | None:
+    if not isinstance(data, dict):
+        return None
+    name = str(data.get("name", ""))[:MAX_TEST_NAME]
+    outcome = str(data.get("outcome", ""))
+    if not name or outcome not in TEST_OUTCOMES:
+        return None
+    try:
+        duration = max(0.0, float(data.get("duration_s") or 0.0))
+    except (TypeError, ValueError):
+        duration = 0.0
+    return CaseResult(name=name, outcome=outcome, duration_s=duration, message=truncate(str(data.get("message") or ""), MAX_TEST_MESSAGE))
+
+
+def _parse_report(report: dict[str, Any]) -> JobResult:
+    outcome = str(report.get("outcome"))
+    if outcome not in OUTCOMES:
+        return JobResult(outcome="infra_error", error_code="report_invalid", message="The grader's report was unreadable.")
+    tests = [test for test in (_parse_test(item) for item in list(report.get("tests") or [])[:MAX_TESTS]) if test is not None]
+    peak = report.get("peak_memory_bytes")
+    leaks = [str(name)[:MAX_TEST_NAME] for name in list(report.get("state_leaks") or [])[:MAX_TESTS]]
+    return JobResult(
+        outcome=outcome,
+        message=truncate(str(report.get("message") or ""), MAX_TEST_MESSAGE),
+        tests=tests,
+        stdout=truncate(str(report.get("stdout") or ""), MAX_STORED_OUTPUT),
+        stderr=truncate(str(report.get("stderr") or ""), MAX_STORED_OUTPUT),
+        state_leaks=leaks,
+        peak_memory_bytes=int(peak) if isinstance(peak, int) else None,
+        error_code="report_infra" if outcome == "infra_error" else "",
+    )
+
+
+def remove_stale_containers(max_age_s: float = 600) -> int:
+    """Remove sandbox containers left by a crashed worker; returns how many."""
+    client = docker.from_env(timeout=30)
+    removed = 0
+    now = datetime.now(UTC)
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        created_text = str(container.attrs.get("Created", "")).split(".")[0].rstrip("Z")
+        try:
+            age = (now - datetime.fromisoformat(created_text).replace(tzinfo=UTC)).total_seconds()
+        except ValueError:
+            age = max_age_s + 1
+        if age > max_age_s:
+            container.remove(force=True)
+            removed += 1
+    return removed

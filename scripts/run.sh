@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run the platform for development: Redis on a project-owned port and data
+# dir, a Celery worker and the web server. Ctrl-C stops everything started here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+
+export DEBUG="${DEBUG:-1}"
+PORT="${PORT:-8000}"
+REDIS_PORT="${REDIS_PORT:-6390}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT}/0}"
+export PYTHONPATH="$PWD:$PWD/platform"
+mkdir -p var/redis var/log
+
+.venv/bin/python manage.py migrate --noinput
+.venv/bin/python manage.py load_exercises
+
+pids=()
+cleanup() {
+    trap - INT TERM EXIT
+    echo "[run] stopping..."
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup INT TERM EXIT
+
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$PWD/var/redis" --appendonly yes --save "" >var/log/redis.log 2>&1 &
+pids+=($!)
+.venv/bin/celery -A config worker -Q run,submit,gpu -c 2 -l INFO >var/log/worker.log 2>&1 &
+pids+=($!)
+.venv/bin/python manage.py runserver "127.0.0.1:${PORT}" >var/log/web.log 2>&1 &
+pids+=($!)
+
+for _ in $(seq 60); do
+    curl -fsS "http://127.0.0.1:${PORT}/healthz" >/dev/null 2>&1 && break
+    sleep 0.5
+done
+echo
+echo "  LLM Systems Dojo is running at http://127.0.0.1:${PORT}/"
+echo "  Demo logins:"
+.venv/bin/python manage.py create_demo_users | sed 's/^/    /'
+echo "  Redis: ${REDIS_URL}   Logs: var/log/{web,worker,redis}.log   Ctrl-C stops everything."
+echo
+wait -n "${pids[@]}"

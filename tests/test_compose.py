@@ -1,0 +1,44 @@
+"""docker-compose.yml is valid and has the production shape."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config(*args: str) -> Any:
+    binary = shutil.which("docker-compose")
+    if binary is None:
+        pytest.fail("docker-compose is not installed (make test installs it; or apt-get install docker-compose)")
+    out = subprocess.run(
+        [binary, *args, "config"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "SECRET_KEY": "compose-test-key"},
+    )
+    assert out.returncode == 0, out.stderr
+    return yaml.safe_load(out.stdout)
+
+
+def test_compose_file_validates_with_the_production_services():
+    config = _config()
+    services = config["services"]
+    assert {"postgres", "redis", "web", "worker", "sandbox-image", "migrate"} <= set(services)
+    assert services["web"]["command"][0] == "gunicorn"
+    assert "/var/run/docker.sock" in str(services["worker"]["volumes"])
+    assert services["worker-gpu"]["profiles"] == ["gpu"]
+
+
+def test_the_gpu_profile_adds_a_worker_that_requests_nvidia_devices():
+    services = _config("--profile", "gpu")["services"]
+    gpu = services["worker-gpu"]
+    devices = gpu["deploy"]["resources"]["reservations"]["devices"]
+    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
+    assert gpu["environment"]["SANDBOX_GPU_ENABLED"] == "1"
+    assert "gpu" in gpu["command"]
