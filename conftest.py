@@ -53,9 +53,12 @@ def redis_url() -> Iterator[str]:
                 pytest.fail("Redis did not start")
             time.sleep(0.05)
     url = f"redis://127.0.0.1:{port}/0"
+    from django.conf import settings
+
     from config.celery import app
 
     app.conf.update(broker_url=url, result_backend=url)
+    settings.REDIS_URL = url  # live-update events go to this Redis too
     yield url
     process.terminate()
     process.wait(10)

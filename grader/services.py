@@ -16,11 +16,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from exercises.jobs import job_for
 from exercises.models import Rung, RungVersion
-from sandbox.jobs import Job, JobResult, Limits
+from sandbox.jobs import Job, JobResult
 from sandbox.runner import SandboxRunner
 
-from . import messages
+from . import events, messages
 from .constants import OUTCOME_RANK, QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, Kind, Outcome, Status
 from .exceptions import RetryLater, SubmissionRejected
 
@@ -81,13 +82,7 @@ def claim_submission(submission_id: int) -> bool:
 
 
 def build_job(submission: Submission) -> Job:
-    version = submission.rung_version
-    if submission.kind == Kind.SUBMIT:
-        tests = {"test_hidden.py": version.hidden_tests}
-    else:
-        tests = {"test_visible.py": version.visible_tests}
-    limits = Limits.from_dict(dict(version.limits), gpu=version.gpu)
-    return Job(mode="submit" if submission.kind == Kind.SUBMIT else "run", source=submission.code, tests=tests, limits=limits)
+    return job_for(submission.rung_version, submission.kind, submission.code)
 
 
 def default_runner() -> SandboxRunner:
@@ -114,6 +109,7 @@ def _live_test_recorder(submission: Submission) -> Callable[[str, dict[str, Any]
             name=data["name"],
             defaults={"order": counter["order"], "outcome": data["outcome"], "duration_s": data["duration_s"], "message": message if not (hidden and data["outcome"] == "passed") else "", "hidden": hidden},
         )
+        events.publish_changed(submission.channel)
 
     return on_event
 
@@ -124,6 +120,7 @@ def grade_submission(submission_id: int, *, runner: SandboxRunner | None = None)
         log.info("submission %s already claimed or gone; nothing to do", submission_id)
         return None
     submission = Submission.objects.select_related("rung_version__rung", "user").get(pk=submission_id)
+    events.publish_changed(submission.channel)
     result = (runner or default_runner()).run(build_job(submission), on_event=_live_test_recorder(submission))
     if result.is_infra_error and result.error_code != "report_infra" and submission.attempts < settings.GRADER_MAX_ATTEMPTS:
         # Ours, not the learner's: put it back in the queue for another try.
@@ -188,6 +185,7 @@ def record_results(submission: Submission, result: JobResult) -> None:
     )
     if hidden and not result.is_infra_error:
         update_progress(submission.user, version.rung, result.outcome, now)
+    transaction.on_commit(lambda: events.publish_changed(submission.channel))
 
 
 def update_progress(user: Any, rung: Rung, outcome: str, when: Any) -> Progress:

@@ -1,0 +1,32 @@
+"""Turn rung content into sandbox jobs: the one place that decides which
+tests a Run or a Submit gets. Used by grading, validation and `grade`."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sandbox.jobs import Job, Limits, Mode
+
+
+class RungContent(Protocol):
+    @property
+    def visible_tests(self) -> str: ...
+    @property
+    def hidden_tests(self) -> str: ...
+    @property
+    def limits(self) -> Any: ...
+    @property
+    def gpu(self) -> bool: ...
+
+
+def job_for(content: RungContent, kind: str, code: str) -> Job:
+    """A job running ``code`` against the visible tests (``run``) or the hidden ones (``submit``)."""
+    mode: Mode
+    if kind == "submit":
+        mode, tests = "submit", {"test_hidden.py": content.hidden_tests}
+    elif kind == "run":
+        mode, tests = "run", {"test_visible.py": content.visible_tests}
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    limits = Limits.from_dict(dict(content.limits), gpu=content.gpu)
+    return Job(mode=mode, source=code, tests=tests, limits=limits)
