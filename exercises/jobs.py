@@ -3,7 +3,10 @@ tests a Run or a Submit gets. Used by grading, validation and `grade`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
+
+from django.conf import settings
 
 from sandbox.jobs import Job, Limits, Mode
 
@@ -29,4 +32,7 @@ def job_for(content: RungContent, kind: str, code: str) -> Job:
     else:
         raise ValueError(f"unknown kind {kind!r}")
     limits = Limits.from_dict(dict(content.limits), gpu=content.gpu)
+    if limits.time_s > settings.SANDBOX_MAX_TIME_S:
+        # Every timeout up the chain (Celery, the broker) is derived from this cap.
+        limits = replace(limits, time_s=settings.SANDBOX_MAX_TIME_S)
     return Job(mode=mode, source=code, tests=tests, limits=limits)

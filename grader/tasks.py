@@ -25,3 +25,10 @@ def grade_submission_task(self: Task, submission_id: int) -> None:  # type: igno
 def ping_task() -> str:
     """Proves the worker imports the standard library's ``platform``."""
     return platform.system()
+
+
+@shared_task(name="grader.sweep_stuck_submissions_task")
+def sweep_stuck_submissions_task() -> None:
+    from .sweeper import sweep_stuck_submissions
+
+    sweep_stuck_submissions()

@@ -127,14 +127,20 @@ EXERCISES_DIR = Path(env.str("EXERCISES_DIR", default=str(BASE_DIR / "exercises"
 # broker visibility timeout. If these disagree, a broker redelivers a job
 # that is still running (Read the Docs #12317).
 SANDBOX_MAX_TIME_S: int = env.int("SANDBOX_MAX_TIME_S", default=60)
-# Container creation, start and teardown on top of the test run itself.
-SANDBOX_OVERHEAD_S: int = env.int("SANDBOX_OVERHEAD_S", default=30)
-GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S + SANDBOX_OVERHEAD_S
+# Container creation, start-up grace and teardown on top of the test run.
+SANDBOX_OVERHEAD_S: int = env.int("SANDBOX_OVERHEAD_S", default=45)
+# A Submit runs the hidden tests twice (shared, then each test alone), each
+# pass within the rung's limit: hence the factor 2.
+GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S * 2 + SANDBOX_OVERHEAD_S
 GRADER_HARD_TIME_LIMIT_S = GRADER_SOFT_TIME_LIMIT_S + 30
 BROKER_VISIBILITY_TIMEOUT_S = GRADER_HARD_TIME_LIMIT_S * 2 + 60
 # Infrastructure failures (Docker down, unreadable report) are retried this
 # many times before the submission ends as infra_error.
 GRADER_MAX_ATTEMPTS: int = env.int("GRADER_MAX_ATTEMPTS", default=3)
+# A queued submission older than this is enqueued again by the sweeper (its
+# broker message may be lost); duplicates are no-ops thanks to the claim.
+GRADER_QUEUED_STALE_S: int = env.int("GRADER_QUEUED_STALE_S", default=120)
+GRADER_SWEEP_EVERY_S: int = env.int("GRADER_SWEEP_EVERY_S", default=30)
 GRADER_MAX_CODE_BYTES: int = env.int("GRADER_MAX_CODE_BYTES", default=64 * 1024)
 
 # --- Sandbox ---------------------------------------------------------------
@@ -156,6 +162,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = GRADER_SOFT_TIME_LIMIT_S
 CELERY_TASK_TIME_LIMIT = GRADER_HARD_TIME_LIMIT_S
 CELERY_TASK_DEFAULT_QUEUE = "run"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-submissions": {"task": "grader.sweep_stuck_submissions_task", "schedule": GRADER_SWEEP_EVERY_S, "options": {"queue": "run"}},
+}
 CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 
 LOGGING = {
