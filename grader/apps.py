@@ -6,3 +6,6 @@ from django.apps import AppConfig
 class GraderConfig(AppConfig):
     name = "grader"
     verbose_name = "Grading"
+
+    def ready(self) -> None:
+        from . import signals  # noqa: F401  (connects the Celery worker signals)

@@ -4,6 +4,35 @@ from __future__ import annotations
 class SubmissionRejected(Exception):
     """Bad input from the learner: shown as a 4xx with this message; nothing stored."""
 
+    http_status = 400
+    retry_after_s: int | None = None
+
+
+class SubmissionInFlight(SubmissionRejected):
+    """The learner already has a job queued or running for this rung."""
+
+    http_status = 409
+
+
+class SubmissionThrottled(SubmissionRejected):
+    """The learner is over the per-learner rate limit."""
+
+    http_status = 429
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class GraderBusy(SubmissionRejected):
+    """The queue is full: refuse now rather than grow without bound."""
+
+    http_status = 503
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
 
 class RetryLater(Exception):
     """An infrastructure failure worth another try (the submission is queued again)."""

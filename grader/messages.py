@@ -36,3 +36,7 @@ STATE_LEAK_NOTE = (
 
 CODE_TOO_LARGE = "Your code is {size} bytes; the limit is {limit} bytes."
 CODE_NOT_TEXT = "Your code must be UTF-8 text without NUL bytes."
+
+IN_FLIGHT = "Your previous code for this exercise is still being graded; wait for its result, then try again."
+THROTTLED = "You are sending code faster than {limit} times a minute. Try again in {seconds} s."
+BUSY = "The grader is busy. Try again in {seconds} s."

@@ -18,6 +18,9 @@ def _channel_token() -> str:
 
 class Submission(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    # Denormalised from rung_version so the database itself can enforce
+    # "one job in flight per learner per rung" (see Meta.constraints).
+    rung = models.ForeignKey(Rung, on_delete=models.CASCADE, related_name="submissions")
     rung_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="submissions")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     code = models.TextField()
@@ -28,6 +31,7 @@ class Submission(models.Model):
     stdout = models.TextField(blank=True)
     stderr = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0, help_text="Grading attempts (infrastructure retries).")
+    claimed_by = models.CharField(max_length=200, blank=True, help_text="The worker that claimed it last.")
     timings = models.JSONField(default=dict, blank=True)
     peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     # Unguessable id of the submission's live-update channel.
@@ -39,13 +43,16 @@ class Submission(models.Model):
     class Meta:
         ordering = ["-enqueued_at", "-pk"]
         indexes = [models.Index(fields=["user", "rung_version"]), models.Index(fields=["status", "enqueued_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "rung"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="one_job_in_flight_per_learner_and_rung",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.kind} {self.rung_version} {self.status} {self.outcome}"
-
-    @property
-    def rung(self) -> Rung:
-        return self.rung_version.rung
 
 
 class SubmissionTestResult(models.Model):

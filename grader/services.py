@@ -8,11 +8,13 @@ duplicated task finds nothing to claim and does nothing.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -23,9 +25,9 @@ from sandbox.runner import SandboxRunner
 
 from . import events, messages
 from .constants import OUTCOME_RANK, QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, Kind, Outcome, Status
-from .exceptions import RetryLater, SubmissionRejected
+from .exceptions import GraderBusy, RetryLater, SubmissionInFlight, SubmissionRejected, SubmissionThrottled
 
-__all__ = ["RetryLater", "SubmissionRejected"]
+__all__ = ["GraderBusy", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled"]
 from .models import Progress, Submission, SubmissionTestResult
 
 log = logging.getLogger(__name__)
@@ -58,25 +60,59 @@ def enqueue_submission(submission_id: int, queue: str) -> None:
     grade_submission_task.apply_async(args=(submission_id,), queue=queue)
 
 
+def _check_rate(user: Any) -> None:
+    window = timezone.now() - timedelta(seconds=60)
+    recent = list(Submission.objects.filter(user=user, enqueued_at__gte=window).order_by("enqueued_at").values_list("enqueued_at", flat=True)[: settings.GRADER_RATE_LIMIT_PER_MIN])
+    if len(recent) >= settings.GRADER_RATE_LIMIT_PER_MIN:
+        wait = max(1, math.ceil(60 - (timezone.now() - recent[0]).total_seconds()))
+        raise SubmissionThrottled(messages.THROTTLED.format(limit=settings.GRADER_RATE_LIMIT_PER_MIN, seconds=wait), wait)
+
+
+def _check_queue_room(queue: str, kind: str) -> None:
+    waiting = Submission.objects.filter(status=Status.QUEUED, kind=kind).count()
+    if waiting >= settings.GRADER_MAX_QUEUED:
+        wait = max(5, math.ceil(waiting * settings.GRADER_SECONDS_PER_JOB_ESTIMATE / max(1, settings.GRADER_WORKER_SLOTS)))
+        raise GraderBusy(messages.BUSY.format(seconds=wait), wait)
+
+
 def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submission:
-    """Store a Run or Submit of ``code`` and enqueue its grading after commit."""
+    """Store a Run or Submit of ``code`` and enqueue its grading after commit.
+
+    Backpressure, in order: a learner has at most one job in flight per rung
+    (a new Run replaces a queued one; anything else waits for the result),
+    a per-learner rate limit, and a bounded queue per kind.
+    """
     validate_code(code)
     if kind not in Kind.values:
         raise SubmissionRejected("Unknown kind of submission.")
     version = rung.current_version
     if version is None:
         raise SubmissionRejected("This exercise is not published yet.")
-    with transaction.atomic():
-        submission = Submission.objects.create(user=user, rung_version=version, kind=kind, code=code)
-        queue = queue_for(version, kind)
-        transaction.on_commit(lambda: enqueue_submission(submission.pk, queue))
+    queue = queue_for(version, kind)
+    if kind == Kind.RUN:
+        queued_run = Submission.objects.filter(user=user, rung=rung, kind=Kind.RUN, status=Status.QUEUED).first()
+        if queued_run is not None:
+            # Same row, same queue message: only the newest code gets graded.
+            if Submission.objects.filter(pk=queued_run.pk, status=Status.QUEUED).update(code=code, rung_version=version):
+                queued_run.refresh_from_db()
+                return queued_run
+    _check_rate(user)
+    _check_queue_room(queue, kind)
+    try:
+        with transaction.atomic():
+            submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code)
+            transaction.on_commit(lambda: enqueue_submission(submission.pk, queue))
+    except IntegrityError as exc:
+        if Submission.objects.filter(user=user, rung=rung, status__in=[Status.QUEUED, Status.RUNNING]).exists():
+            raise SubmissionInFlight(messages.IN_FLIGHT) from exc
+        raise
     return submission
 
 
-def claim_submission(submission_id: int) -> bool:
+def claim_submission(submission_id: int, worker: str = "") -> bool:
     """Move a queued submission to running; False when another worker has it."""
     claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1, claimed_by=worker
     )
     return claimed == 1
 
@@ -114,9 +150,9 @@ def _live_test_recorder(submission: Submission) -> Callable[[str, dict[str, Any]
     return on_event
 
 
-def grade_submission(submission_id: int, *, runner: SandboxRunner | None = None) -> Submission | None:
+def grade_submission(submission_id: int, *, runner: SandboxRunner | None = None, worker: str = "") -> Submission | None:
     """Claim, grade and record one submission; None when there was nothing to claim."""
-    if not claim_submission(submission_id):
+    if not claim_submission(submission_id, worker):
         log.info("submission %s already claimed or gone; nothing to do", submission_id)
         return None
     submission = Submission.objects.select_related("rung_version__rung", "user").get(pk=submission_id)

@@ -65,3 +65,16 @@ def sweep_stuck_submissions(now: datetime | None = None) -> SweepReport:
     if report.requeued or report.reset or report.abandoned:
         log.warning("sweeper: requeued %s, reset %s, abandoned %s", report.requeued, report.reset, report.abandoned)
     return report
+
+
+def recover_claims(worker: str) -> list[int]:
+    """Put back what ``worker`` had claimed before it died: called when a
+    worker of that name starts, so its jobs are graded once it is back."""
+    recovered = []
+    for submission in Submission.objects.filter(status=Status.RUNNING, claimed_by=worker).select_related("rung_version"):
+        if Submission.objects.filter(pk=submission.pk, status=Status.RUNNING, claimed_by=worker).update(status=Status.QUEUED):
+            recovered.append(submission.pk)
+            enqueue_submission(submission.pk, queue_for(submission.rung_version, submission.kind))
+    if recovered:
+        log.warning("worker %s restarted: re-enqueued its interrupted submissions %s", worker, recovered)
+    return recovered

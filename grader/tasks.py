@@ -14,7 +14,7 @@ from .exceptions import RetryLater
 @shared_task(bind=True, name="grader.grade_submission_task", max_retries=None, acks_late=True)
 def grade_submission_task(self: Task, submission_id: int) -> None:  # type: ignore[type-arg]
     try:
-        services.grade_submission(submission_id)
+        services.grade_submission(submission_id, worker=str(self.request.hostname or ""))
     except RetryLater as exc:
         # Back onto the queue it came from (run, submit or gpu).
         queue = (self.request.delivery_info or {}).get("routing_key") or "run"

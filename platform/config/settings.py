@@ -6,6 +6,7 @@ a malformed value fails loudly at start-up (django-environ raises).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -83,7 +84,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE", "timeout": 20}
     )
-    DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_PATH", default=str(VAR_DIR / "test.sqlite3"))}
+    # A file, not :memory:, so a Celery worker process can share it; one per
+    # test process so concurrent runs never write to each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_PATH", default=str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -141,6 +144,12 @@ GRADER_MAX_ATTEMPTS: int = env.int("GRADER_MAX_ATTEMPTS", default=3)
 # broker message may be lost); duplicates are no-ops thanks to the claim.
 GRADER_QUEUED_STALE_S: int = env.int("GRADER_QUEUED_STALE_S", default=120)
 GRADER_SWEEP_EVERY_S: int = env.int("GRADER_SWEEP_EVERY_S", default=30)
+# Backpressure: per-learner rate limit, and a bound on each queue beyond
+# which a new job is refused with "busy, try again in N s".
+GRADER_RATE_LIMIT_PER_MIN: int = env.int("GRADER_RATE_LIMIT_PER_MIN", default=30)
+GRADER_MAX_QUEUED: int = env.int("GRADER_MAX_QUEUED", default=200)
+GRADER_SECONDS_PER_JOB_ESTIMATE: float = env.float("GRADER_SECONDS_PER_JOB_ESTIMATE", default=3.0)
+GRADER_WORKER_SLOTS: int = env.int("GRADER_WORKER_SLOTS", default=2)
 GRADER_MAX_CODE_BYTES: int = env.int("GRADER_MAX_CODE_BYTES", default=64 * 1024)
 
 # --- Sandbox ---------------------------------------------------------------

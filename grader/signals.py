@@ -1,0 +1,29 @@
+"""Celery worker lifecycle hooks."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery.signals import worker_ready
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+
+@worker_ready.connect
+def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
+    """A worker that comes back re-enqueues what it was grading when it died,
+    and removes the sandbox containers it left behind."""
+    from sandbox.runner import remove_stale_containers
+
+    from .sweeper import recover_claims
+
+    hostname = str(getattr(sender, "hostname", "") or "")
+    if hostname:
+        recover_claims(hostname)
+    try:
+        # Older than the hard limit means no live task can still be reading it.
+        remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S)
+    except Exception as exc:  # noqa: BLE001 - Docker being down must not stop the worker
+        log.warning("could not clean up old sandbox containers: %s", exc)
