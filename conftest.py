@@ -29,40 +29,67 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class RedisServer:
+    """A project-owned Redis on its own port and data dir; can be restarted."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed (make test installs it; or apt-get install redis-server)")
+        self.binary = binary
+        self.port = _free_port()
+        self.data_dir = tempfile.mkdtemp(prefix="dojo-redis-")
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        # No persistence: a restart loses every queued message, which is
+        # exactly the fault the sweeper must recover from.
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.data_dir, "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.process.kill()
+                    pytest.fail("Redis did not start")
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
 @pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """A project-owned Redis on its own port and data dir, for this test session."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("redis-server is not installed (make test installs it; or apt-get install redis-server)")
-    port = _free_port()
-    data_dir = tempfile.mkdtemp(prefix="dojo-redis-")
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", data_dir, "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("Redis did not start")
-            time.sleep(0.05)
-    url = f"redis://127.0.0.1:{port}/0"
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer()
+    server.start()
     from django.conf import settings
 
     from config.celery import app
 
-    app.conf.update(broker_url=url, result_backend=url)
-    settings.REDIS_URL = url  # live-update events go to this Redis too
-    yield url
-    process.terminate()
-    process.wait(10)
-    shutil.rmtree(data_dir, ignore_errors=True)
+    app.conf.update(broker_url=server.url, result_backend=server.url)
+    settings.REDIS_URL = server.url  # live-update events go to this Redis too
+    yield server
+    server.stop()
+    shutil.rmtree(server.data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
 
 
 @pytest.fixture(scope="session")
@@ -73,9 +100,64 @@ def sandbox_image() -> str:
     return ensure_image()
 
 
+class WorkerProcess:
+    """A real Celery worker process (its own process group, so it can be killed whole)."""
+
+    def __init__(self, env: dict[str, str], name: str, beat: bool) -> None:
+        self.env = env
+        self.name = name
+        self.beat = beat
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = Path(tempfile.mkstemp(prefix="dojo-worker-", suffix=".log")[1])
+        self.schedule = Path(tempfile.mkdtemp(prefix="dojo-beat-")) / "schedule"
+
+    def start(self, wait: bool = True, **extra_env: str) -> WorkerProcess:
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "run,submit", "-c", "2", "--pool", "prefork",
+                   "-n", self.name, "-l", "INFO", "--without-gossip", "--without-mingle"]
+        if self.beat:
+            command += ["-B", "-s", str(self.schedule)]
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(command, cwd=ROOT, env={**self.env, **extra_env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        from grader.tasks import ping_task
+
+        try:
+            ping_task.apply_async(queue="run").get(timeout=60)
+        except Exception:  # noqa: BLE001 - any failure to answer means no worker
+            self.kill()
+            pytest.fail(f"the Celery worker did not answer; log:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (main process and pool children), as a crash would."""
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, 9)
+            except ProcessLookupError:
+                pass
+            self.process.wait(10)
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                pass
+            self.kill()
+
+
 @pytest.fixture
-def worker(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[subprocess.Popen[bytes]]:
-    """A real Celery worker process consuming the run and submit queues."""
+def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[Any]:
+    """Makes real Celery worker processes against the test database; stops them after."""
     db_name = settings.DATABASES["default"]["NAME"]
     env = {
         **os.environ,
@@ -86,29 +168,23 @@ def worker(transactional_db: Any, redis_url: str, sandbox_image: str, settings: 
         "SANDBOX_IMAGE": sandbox_image,
         "SECRET_KEY": "test-worker",
     }
-    log_path = Path(tempfile.mkstemp(prefix="dojo-worker-", suffix=".log")[1])
-    log = log_path.open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "run,submit", "-c", "2", "--pool", "prefork", "-l", "INFO", "--without-gossip", "--without-mingle"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    from grader.tasks import ping_task
+    made: list[WorkerProcess] = []
 
-    try:
-        ping_task.apply_async(queue="run").get(timeout=60)
-    except Exception:  # noqa: BLE001 - any failure to answer means no worker
-        process.kill()
-        pytest.fail(f"the Celery worker did not answer; log:\n{log_path.read_text()[-3000:]}")
-    yield process
-    process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+    def make(name: str = "worker@test", beat: bool = False) -> WorkerProcess:
+        worker = WorkerProcess(env, name, beat)
+        made.append(worker)
+        return worker
+
+    yield make
+    for worker in made:
+        worker.stop()
+
+
+@pytest.fixture
+def worker(worker_factory: Any) -> WorkerProcess:
+    """A real Celery worker process consuming the run and submit queues."""
+    started: WorkerProcess = worker_factory().start()
+    return started
 
 
 @pytest.fixture
@@ -137,4 +213,5 @@ def catalog(db: Any, settings: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings: Any) -> None:
     """Tests render templates without running collectstatic first."""
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
     settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}

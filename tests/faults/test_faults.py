@@ -1,0 +1,103 @@
+"""Faults on the real stack: a killed worker, a restarted Redis, Docker gone,
+no workers at all. A submission is never lost and never graded twice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exercises.models import Rung
+from grader import services
+from grader.constants import Kind, Outcome, Status
+from grader.models import Submission
+
+pytestmark = [pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
+
+KV = Path(__file__).resolve().parents[2] / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
+REFERENCE = (KV / "reference.py").read_text()
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str, log: Callable[[], str] | None = None) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}" + (f"\nworker log:\n{log()}" if log else ""))
+
+
+def status_of(pk: int) -> tuple[str, str, int]:
+    row = Submission.objects.values_list("status", "outcome", "attempts").get(pk=pk)
+    return row[0], row[1], row[2]
+
+
+@pytest.fixture
+def kv(catalog) -> Rung:
+    return Rung.objects.get(slug="kv-cache-size")
+
+
+def test_a_worker_killed_mid_job_grades_the_submission_exactly_once_when_back(kv, learner, worker_factory):
+    worker = worker_factory(name="crashy@test").start()
+    submission = services.submit_solution(user=learner, rung=kv, kind=Kind.SUBMIT, code=REFERENCE)
+    wait_for(lambda: status_of(submission.pk)[0] == Status.RUNNING, 60, "the job to start", worker.log)
+    worker.kill()
+    time.sleep(1)
+    assert status_of(submission.pk)[0] == Status.RUNNING  # nobody finished it
+
+    worker.start()  # the same worker name comes back and recovers its claim
+    wait_for(lambda: status_of(submission.pk)[0] == Status.DONE, 120, "the job to be graded", worker.log)
+    status, outcome, attempts = status_of(submission.pk)
+    assert outcome == Outcome.PASSED
+    assert attempts == 2
+    submission.refresh_from_db()
+    assert submission.test_results.count() == len({test.name for test in submission.test_results.all()}) > 0
+    assert learner.progress.get().attempts == 1  # graded once, counted once
+
+    # A late redelivery of the original message finds nothing to claim.
+    assert services.grade_submission(submission.pk) is None
+    assert status_of(submission.pk) == (status, outcome, attempts)
+
+
+def test_jobs_queued_before_a_redis_restart_are_all_graded(kv, django_user_model, worker_factory, redis_server):
+    learners = [django_user_model.objects.create_user(username=f"r{n}", password="a-long-password-1") for n in range(3)]
+    submissions = [services.submit_solution(user=user, rung=kv, kind=Kind.RUN, code=REFERENCE) for user in learners]
+    redis_server.restart()  # no persistence: the three queued messages are gone
+
+    worker = worker_factory(name="sweeper@test", beat=True).start(GRADER_QUEUED_STALE_S="1", GRADER_SWEEP_EVERY_S="1")
+    for submission in submissions:
+        wait_for(lambda pk=submission.pk: status_of(pk)[0] == Status.DONE, 120, f"submission {submission.pk}", worker.log)
+    assert [status_of(s.pk)[1] for s in submissions] == [Outcome.PASSED] * 3
+
+
+def test_with_docker_unavailable_the_job_waits_retries_and_says_so(kv, learner, worker_factory, client):
+    broken = worker_factory(name="nodocker@test").start(DOCKER_HOST="unix:///tmp/no-docker-here.sock", GRADER_MAX_ATTEMPTS="20")
+    submission = services.submit_solution(user=learner, rung=kv, kind=Kind.SUBMIT, code=REFERENCE)
+    wait_for(lambda: Submission.objects.filter(pk=submission.pk, error_code="docker_unavailable", status=Status.QUEUED).exists(), 60, "a retry", broken.log)
+
+    client.force_login(learner)
+    state = client.get(f"/submissions/{submission.pk}/state").json()
+    assert state["status"] == "queued"
+    assert state["message"] == "The grader is unavailable, retrying."
+    assert state["outcome"] == ""
+    broken.stop()
+
+    healthy = worker_factory(name="healthy@test").start()
+    wait_for(lambda: status_of(submission.pk)[0] == Status.DONE, 120, "grading once Docker is back", healthy.log)
+    assert status_of(submission.pk)[1] == Outcome.PASSED
+    assert learner.progress.get().attempts == 1  # the failed tries never counted
+
+
+def test_the_web_app_keeps_answering_while_no_worker_runs(kv, learner, client, redis_url, transactional_db):
+    client.force_login(learner)
+    assert client.get("/modules/inference-and-serving/").status_code == 200
+    page = client.get("/rungs/kv-cache-size/")
+    assert page.status_code == 200
+    response = client.post("/rungs/kv-cache-size/run", {"code": REFERENCE, "version": kv.current_version.number})  # type: ignore[union-attr]
+    assert response.status_code == 202
+    state = client.get(response.json()["state_url"]).json()
+    assert state["status"] == "queued" and state["queue_position"] == 1
