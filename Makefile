@@ -1,5 +1,5 @@
 # The two quick-start commands: `make run` and `make test`.
-.PHONY: run test image lint
+.PHONY: run test image lint editor
 
 run:
 	scripts/run.sh
@@ -13,3 +13,7 @@ image:
 lint:
 	.venv/bin/ruff check .
 	SECRET_KEY=lint .venv/bin/mypy .
+
+# Rebuild frontend/static/frontend/{editor,math}.bundle.js and KaTeX's css/fonts (committed; needs Node only here).
+editor:
+	cd frontend/editor && npm ci && npm run build

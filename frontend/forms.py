@@ -6,9 +6,13 @@ from django.contrib.auth.models import User
 
 
 class SignupForm(UserCreationForm[User]):
+    """Username and password; the email is optional and only used to reset a forgotten password."""
+
+    email = forms.EmailField(required=False, help_text="Optional: lets you reset a forgotten password.")
+
     class Meta(UserCreationForm.Meta):
         model = User
-        fields = ("username",)
+        fields = ("username", "email")
 
 
 class CodeForm(forms.Form):
@@ -16,3 +20,20 @@ class CodeForm(forms.Form):
 
     code = forms.CharField(strip=False, required=True, max_length=1_000_000)
     version = forms.IntegerField(min_value=1)
+
+
+class DraftForm(forms.Form):
+    """An autosave of the editor. Capped like a submission, counted in UTF-8 bytes."""
+
+    MAX_BYTES = 64 * 1024
+
+    code = forms.CharField(strip=False, required=False, max_length=MAX_BYTES)
+
+    def clean_code(self) -> str:
+        code: str = self.cleaned_data["code"]
+        size = len(code.encode("utf-8", errors="surrogatepass"))
+        if size > self.MAX_BYTES:
+            raise forms.ValidationError(f"The draft is {size} bytes; drafts are limited to {self.MAX_BYTES} bytes (64 KiB).", code="too_large")
+        if "\x00" in code:
+            raise forms.ValidationError("The draft must be text.", code="not_text")
+        return code

@@ -12,6 +12,9 @@ urlpatterns = [
     path("modules/<slug:slug>/", views.module_detail, name="module"),
     path("rungs/<slug:slug>/", views.rung_workspace, name="rung"),
     path("rungs/<slug:slug>/reference", views.rung_reference, name="rung-reference"),
+    path("rungs/<slug:slug>/draft", views.rung_draft, name="rung-draft"),
+    path("rungs/<slug:slug>/history", views.rung_history, name="rung-history"),
     path("rungs/<slug:slug>/<str:kind>", views.submission_create, name="submission-create"),
     path("submissions/<int:pk>/state", views.submission_state, name="submission-state"),
+    path("events/<str:channel>", views.submission_events, name="submission-events"),
 ]

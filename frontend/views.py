@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
+import logging
 import platform
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from exercises.models import Module, Rung, Track
-from grader import services
+from grader import events, services
 from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Progress, Submission
+from mentor.services import reference_anchor, split_sections
 
-from .forms import CodeForm, SignupForm
+from . import services as frontend_services
+from .forms import CodeForm, DraftForm, SignupForm
 from .markdown import render_markdown
+from .models import Draft
+
+log = logging.getLogger(__name__)
+
+# A live-update stream holds a server thread: end it after this long (the
+# browser's EventSource reconnects by itself) and send a comment line this
+# often so proxies do not cut an idle stream.
+LIVE_EVENTS_MAX_S = 60.0
+LIVE_EVENTS_HEARTBEAT_S = 15.0
 
 
 def _get_rung(slug: str) -> Rung:
@@ -30,9 +44,11 @@ def _get_rung(slug: str) -> Rung:
     return rung
 
 
-def _get_submission_for_user(request: HttpRequest, pk: int) -> Submission:
-    """A learner sees only their own submissions; staff see all."""
-    submission = get_object_or_404(Submission.objects.select_related("rung_version__rung"), pk=pk)
+def _get_submission_for_user(request: HttpRequest, pk: int | None = None, channel: str | None = None) -> Submission:
+    """A learner sees only their own submissions; staff see all. Found by
+    primary key or by live-update channel; anyone else's is a 404."""
+    lookup: dict[str, Any] = {"pk": pk} if pk is not None else {"channel": channel}
+    submission = get_object_or_404(Submission.objects.select_related("rung_version__rung"), **lookup)
     if submission.user_id != request.user.pk and not request.user.is_staff:
         raise Http404("No such submission.")
     return submission
@@ -43,14 +59,20 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ok": True, "platform": platform.system()})
 
 
+def _modules_with_progress(user: Any, modules: list[Module]) -> list[dict[str, Any]]:
+    progress = frontend_services.module_progress(user, modules)
+    return [{"module": module, "solved": progress[module.pk][0], "total": progress[module.pk][1]} for module in modules]
+
+
 def catalog(request: HttpRequest) -> HttpResponse:
-    tracks = Track.objects.prefetch_related("modules")
-    return render(request, "frontend/catalog.html", {"tracks": tracks})
+    tracks = list(Track.objects.prefetch_related("modules"))
+    entries = [{"track": track, "modules": _modules_with_progress(request.user, list(track.modules.all()))} for track in tracks]
+    return render(request, "frontend/catalog.html", {"entries": entries})
 
 
 def track_detail(request: HttpRequest, slug: str) -> HttpResponse:
     track = get_object_or_404(Track, slug=slug)
-    modules = track.modules.prefetch_related("rungs")
+    modules = _modules_with_progress(request.user, list(track.modules.all()))
     return render(request, "frontend/track.html", {"track": track, "modules": modules})
 
 
@@ -60,7 +82,7 @@ def _rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
     states = {}
     for progress in Progress.objects.filter(user=user, rung__in=rungs):
         states[progress.rung_id] = "solved" if progress.solved_at else "attempted"
-    attempted = Submission.objects.filter(user=user, rung_version__rung__in=rungs).values_list("rung_version__rung_id", flat=True).distinct()
+    attempted = Submission.objects.filter(user=user, rung__in=rungs).values_list("rung_id", flat=True).distinct()
     for rung_id in attempted:
         states.setdefault(rung_id, "attempted")
     return states
@@ -80,12 +102,24 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "module": module,
         "ladder": ladder,
         "total_minutes": sum(rung.current_version.minutes for rung in rungs if rung.current_version),
+        "solved_count": sum(1 for step in ladder if step["state"] == "solved"),
         "concept": render_markdown(module.concept_md),
         "worked_example": render_markdown(module.worked_example_md),
-        "reference": render_markdown(module.reference_md),
+        "reference_blocks": [
+            {"id": reference_anchor(heading) if heading else "", "heading": heading, "html": render_markdown(body)}
+            for heading, body in split_sections(module.reference_md, (2,))
+        ],
         "next_module": Module.objects.filter(slug=module.next_module_slug).first() if module.next_module_slug else None,
     }
     return render(request, "frontend/module.html", context)
+
+
+def _without_title(markdown_text: str, title: str) -> str:
+    """Drop a leading ``# Title`` that repeats the heading the page already shows."""
+    first, _, rest = markdown_text.lstrip().partition("\n")
+    if first.startswith("# ") and first[2:].strip().lower() == title.strip().lower():
+        return rest
+    return markdown_text
 
 
 @login_required
@@ -93,29 +127,76 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
     rung = _get_rung(slug)
     version = rung.current_version
     assert version is not None
-    last = Submission.objects.filter(user_id=int(request.user.pk or 0), rung_version__rung=rung).only("code").first()
+    # NOTE: nothing here may carry the reference solution or the hidden tests'
+    # text; they come from rung_reference once the learner has passed.
     context = {
         "rung": rung,
         "version": version,
-        "instructions": render_markdown(version.instructions_md),
-        "code": last.code if last else version.starter_code,
+        "instructions": render_markdown(_without_title(version.instructions_md, version.title)),
+        "code": frontend_services.opening_code(request.user, rung),
+        "starter_code": version.starter_code,
         "solved": services.has_solved(request.user, rung),
     }
     return render(request, "frontend/workspace.html", context)
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
+    """GET: the learner's own draft (404 when none). POST: autosave it."""
+    rung = _get_rung(slug)
+    if request.method == "GET":
+        draft = get_object_or_404(Draft, user_id=request.user.pk, rung=rung)
+        return JsonResponse({"code": draft.code, "updated_at": draft.updated_at.isoformat()})
+    form = DraftForm(request.POST)
+    if not form.is_valid():
+        too_large = any(error.code == "too_large" for error in form.errors.as_data().get("code", []))
+        texts = [str(error.message) for error in form.errors.as_data().get("code", [])]
+        return JsonResponse({"error": " ".join(texts) or "Invalid draft."}, status=413 if too_large else 400)
+    draft = frontend_services.save_draft(user=request.user, rung=rung, code=form.cleaned_data["code"])
+    return JsonResponse({"saved": True, "updated_at": draft.updated_at.isoformat()})
+
+
+@login_required
+@require_GET
+def rung_history(request: HttpRequest, slug: str) -> JsonResponse:
+    """The learner's own attempts at this rung, newest first, with their code."""
+    rung = _get_rung(slug)
+    attempts = [
+        {
+            "id": submission.pk,
+            "kind": submission.kind,
+            "status": submission.status,
+            "outcome": submission.outcome,
+            "version": submission.rung_version.number,
+            "enqueued_at": submission.enqueued_at.isoformat(),
+            "code": submission.code,
+            "state_url": reverse("submission-state", args=[submission.pk]),
+            "events_url": reverse("submission-events", args=[submission.channel]),
+        }
+        for submission in frontend_services.attempt_history(request.user, rung)
+    ]
+    return JsonResponse({"attempts": attempts})
+
+
+@login_required
 @require_GET
 def rung_reference(request: HttpRequest, slug: str) -> JsonResponse:
+    """The reference solution and the hidden tests' descriptions, once passed
+    (403 before), with the learner's own latest passing code beside them."""
     rung = _get_rung(slug)
     if not services.can_see_reference(request.user, rung):
         return JsonResponse({"error": "The reference solution unlocks once you pass the hidden tests."}, status=403)
     version = rung.current_version
     assert version is not None
+    passing = (
+        Submission.objects.filter(user_id=int(request.user.pk or 0), rung=rung, kind=Kind.SUBMIT, outcome=Outcome.PASSED).only("code").first()
+    )
     return JsonResponse(
         {
             "reference": version.reference_code,
             "hidden_tests": [{"name": name, "description": meta.get("description", "")} for name, meta in version.hidden_test_meta.items()],
+            "your_solution": passing.code if passing else None,
         }
     )
 
@@ -136,8 +217,20 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
     try:
         submission = services.submit_solution(user=request.user, rung=rung, kind=kind, code=form.cleaned_data["code"])
     except SubmissionRejected as exc:
-        return JsonResponse({"error": str(exc)}, status=400)
-    return JsonResponse({"id": submission.pk, "status": submission.status, "state_url": f"/submissions/{submission.pk}/state"}, status=202)
+        # 400 bad input, 409 one already in flight, 429 rate limit, 503 queue full.
+        refused = JsonResponse({"error": str(exc), "retry_after_s": exc.retry_after_s}, status=exc.http_status)
+        if exc.retry_after_s is not None:
+            refused["Retry-After"] = str(exc.retry_after_s)
+        return refused
+    return JsonResponse(
+        {
+            "id": submission.pk,
+            "status": submission.status,
+            "state_url": reverse("submission-state", args=[submission.pk]),
+            "events_url": reverse("submission-events", args=[submission.channel]),
+        },
+        status=202,
+    )
 
 
 def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
@@ -171,6 +264,48 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
 def submission_state(request: HttpRequest, pk: int) -> JsonResponse:
     submission = _get_submission_for_user(request, pk)
     return JsonResponse(submission_payload(submission, request.user))
+
+
+@login_required
+@require_GET
+def submission_events(request: HttpRequest, channel: str) -> HttpResponse | StreamingHttpResponse:
+    """Server-sent events: ``changed`` whenever the submission's rows change.
+
+    The events carry no data; the page re-fetches ``submission_state``. The
+    first event is sent once subscribed, so a change made between the page's
+    POST and this subscription is not missed. The stream ends once the
+    submission is done, or after ``LIVE_EVENTS_MAX_S``. With Redis down this
+    answers 503 and the page polls instead.
+    """
+    submission = _get_submission_for_user(request, channel=channel)
+    pubsub = events.subscribe(submission.channel)
+    if pubsub is None:
+        return HttpResponse("Live updates are unavailable; poll the state URL.", status=503, content_type="text/plain")
+
+    def finished() -> bool:
+        return Submission.objects.filter(pk=submission.pk, status=Status.DONE).exists()
+
+    def stream() -> Iterator[str]:
+        # Ends soon after the submission is done, so no thread waits on a
+        # stream whose page has gone; a reconnect gets one "changed" and ends.
+        try:
+            yield "retry: 2000\nevent: changed\ndata: {}\n\n"
+            if finished():
+                return
+            for hint in events.listen(pubsub, max_s=LIVE_EVENTS_MAX_S, heartbeat_s=LIVE_EVENTS_HEARTBEAT_S):
+                if hint is None:
+                    yield ": heartbeat\n\n"
+                    continue
+                yield "event: changed\ndata: {}\n\n"
+                if finished():
+                    return
+        finally:
+            pubsub.close()
+
+    response = StreamingHttpResponse(stream(), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+    return response
 
 
 def signup(request: HttpRequest) -> HttpResponse:

@@ -33,6 +33,8 @@ ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
+    # First, so its registration/*.html templates win over the admin's.
+    "frontend",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -42,7 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "exercises",
     "grader",
-    "frontend",
+    "mentor",
 ]
 
 MIDDLEWARE = [
@@ -79,6 +81,7 @@ WSGI_APPLICATION = "config.wsgi.application"
 # PostgreSQL, e.g. postgres://user:pass@127.0.0.1:5432/dojo.
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(exist_ok=True)  # the embedded database and its test copies live here
     # The web process and the workers write concurrently: WAL lets readers
     # proceed during a write and IMMEDIATE avoids lock-upgrade deadlocks.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
@@ -123,6 +126,21 @@ EMAIL_BACKEND = env.str(
 
 # --- Exercises -------------------------------------------------------------
 EXERCISES_DIR = Path(env.str("EXERCISES_DIR", default=str(BASE_DIR / "exercises")))
+
+# --- Mentor ----------------------------------------------------------------
+# "Ask the mentor" (mentor/): answers from the module's own passages. With
+# MENTOR_LLM_URL set (an OpenAI-compatible base URL such as a vLLM server,
+# e.g. http://127.0.0.1:8000/v1) a model writes the answer from those
+# passages; empty means no model: the passages alone are the answer.
+MENTOR_LLM_URL: str = env.str("MENTOR_LLM_URL", default="")
+MENTOR_LLM_MODEL: str = env.str("MENTOR_LLM_MODEL", default="")
+MENTOR_LLM_API_KEY: str = env.str("MENTOR_LLM_API_KEY", default="")
+# Bounds the connect and every read from the model server, so one that
+# stalls mid-answer is noticed too.
+MENTOR_LLM_TIMEOUT_S: float = env.float("MENTOR_LLM_TIMEOUT_S", default=30.0)
+MENTOR_LLM_MAX_TOKENS: int = env.int("MENTOR_LLM_MAX_TOKENS", default=512)
+# Questions one learner may ask per hour; 0 means no limit.
+MENTOR_MAX_QUESTIONS_PER_HOUR: int = env.int("MENTOR_MAX_QUESTIONS_PER_HOUR", default=60)
 
 # --- Grading: one clock ----------------------------------------------------
 # Every timeout derives from SANDBOX_MAX_TIME_S, the longest wall-clock limit

@@ -8,5 +8,6 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("mentor/", include("mentor.urls")),
     path("", include("frontend.urls")),
 ]

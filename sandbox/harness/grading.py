@@ -117,18 +117,12 @@ def _fmt_number(x: float) -> str:
 def _whole_number(value: object, role: str, what: str, unit: str) -> int:
     """Return ``value`` as an int, or fail if it is not a whole number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _fail(
-            f"{what}: {role} must be a whole number of {unit} (an int), "
-            f"got {_type_name(value)}: {_short(value)}"
-        )
+        _fail(f"{what}: {role} must be a whole number of {unit} (an int), got {_type_name(value)}: {_short(value)}")
     if isinstance(value, float):
         if not math.isfinite(value):
             _fail(f"{what}: {role} is {value}, not a number of {unit}")
         if not value.is_integer():
-            _fail(
-                f"{what}: {role} is {value!r}, a fraction; it must be a whole "
-                f"number of {unit}"
-            )
+            _fail(f"{what}: {role} is {value!r}, a fraction; it must be a whole number of {unit}")
     return int(value)
 
 
@@ -160,10 +154,7 @@ def assert_bytes(actual: object, expected: float, what: str) -> None:
     exp = _whole_number(expected, "the expected value", what, "bytes")
     got = _whole_number(actual, "your result", what, "bytes")
     if got != exp:
-        _fail(
-            f"{what}: got {fmt_bytes(got)}, expected {fmt_bytes(exp)}; "
-            f"{_ratio_text(got, exp)}"
-        )
+        _fail(f"{what}: got {fmt_bytes(got)}, expected {fmt_bytes(exp)}; {_ratio_text(got, exp)}")
 
 
 def assert_int(actual: object, expected: int, what: str, unit: str = "") -> None:
@@ -176,10 +167,7 @@ def assert_int(actual: object, expected: int, what: str, unit: str = "") -> None
     got = _whole_number(actual, "your result", what, unit_name)
     if got != exp:
         suffix = f" {unit}" if unit else ""
-        _fail(
-            f"{what}: got {got:,}{suffix}, expected {exp:,}{suffix}; "
-            f"{_ratio_text(got, exp)}"
-        )
+        _fail(f"{what}: got {got:,}{suffix}, expected {exp:,}{suffix}; {_ratio_text(got, exp)}")
 
 
 # ---------------------------------------------------------------------------
@@ -215,10 +203,7 @@ def _first_difference(actual: object, expected: object, path: str) -> str | None
         if isinstance(actual, str) or not isinstance(actual, Sequence):
             return f"{where}expected a list, got {_type_name(actual)}: {_short(actual)}"
         if len(actual) != len(expected):
-            return (
-                f"{where}expected {len(expected)} item(s), got {len(actual)}: "
-                f"{_short(list(actual))}"
-            )
+            return f"{where}expected {len(expected)} item(s), got {len(actual)}: {_short(list(actual))}"
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             found = _first_difference(a, e, f"{path}[{i}]")
             if found:
@@ -319,9 +304,7 @@ def _compare_tensors(
     e = exp64.reshape(-1)[flat].item()
     max_diff = diff.reshape(-1)[flat].item()
     where = "" if not shape else f" at index {_index_text(flat, shape)}"
-    count = (
-        "" if not shape else f"; {bad:,} of {exp.numel():,} element(s) out of tolerance"
-    )
+    count = "" if not shape else f"; {bad:,} of {exp.numel():,} element(s) out of tolerance"
     _fail(
         f"{what}: values differ beyond tolerance (rtol={rtol:g}, atol={atol:g}, "
         f"{dtype_label}): max abs diff {_fmt_number(max_diff)}{where}: "
@@ -352,9 +335,7 @@ def assert_close(
     """
     if isinstance(expected, torch.Tensor) or _is_numpy_array(expected):
         exp = _as_plain_tensor(expected)
-        expected_kind = (
-            "a torch.Tensor" if isinstance(expected, torch.Tensor) else "an array"
-        )
+        expected_kind = "a torch.Tensor" if isinstance(expected, torch.Tensor) else "an array"
         if not (isinstance(actual, torch.Tensor) or _is_numpy_array(actual)):
             _fail(
                 f"{what}: expected {expected_kind} of shape {tuple(exp.shape)} and "
@@ -366,21 +347,12 @@ def assert_close(
         return
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
-            _fail(
-                f"{what}: expected a list of {len(expected)} number(s), "
-                f"got {_type_name(actual)}: {_short(actual)}"
-            )
+            _fail(f"{what}: expected a list of {len(expected)} number(s), got {_type_name(actual)}: {_short(actual)}")
         if len(actual) != len(expected):
-            _fail(
-                f"{what}: expected {len(expected)} number(s), got {len(actual)}: "
-                f"{_short(list(actual))}"
-            )
+            _fail(f"{what}: expected {len(expected)} number(s), got {len(actual)}: {_short(list(actual))}")
         for i, item in enumerate(actual):
             if not _is_number(item):
-                _fail(
-                    f"{what}: item [{i}] must be a number, got {_type_name(item)}: "
-                    f"{_short(item)}"
-                )
+                _fail(f"{what}: item [{i}] must be a number, got {_type_name(item)}: {_short(item)}")
         _compare_tensors(
             torch.tensor([float(x) for x in actual], dtype=torch.float64),
             torch.tensor([float(x) for x in expected], dtype=torch.float64),
@@ -391,9 +363,7 @@ def assert_close(
         )
         return
     if not _is_number(expected):
-        raise TypeError(
-            f"assert_close: unsupported expected value {_type_name(expected)}"
-        )
+        raise TypeError(f"assert_close: unsupported expected value {_type_name(expected)}")
     if not _is_number(actual):
         _fail(f"{what}: expected a number, got {_type_name(actual)}: {_short(actual)}")
     _compare_tensors(
@@ -415,9 +385,7 @@ def assert_tensor(
 ) -> None:
     """Check that ``actual`` is a CPU ``torch.Tensor`` of the given shape and dtype."""
     if not isinstance(actual, torch.Tensor):
-        _fail(
-            f"{what}: expected a torch.Tensor, got {_type_name(actual)}: {_short(actual)}"
-        )
+        _fail(f"{what}: expected a torch.Tensor, got {_type_name(actual)}: {_short(actual)}")
     if shape is not None and tuple(actual.shape) != tuple(shape):
         _fail(f"{what}: expected shape {tuple(shape)}, got {tuple(actual.shape)}")
     if dtype is not None and actual.dtype != dtype:
@@ -454,18 +422,13 @@ def assert_distribution(
             _fail(f"{what}: samples must be integer token ids, got {got.dtype}")
         got = got.to(torch.int64)
     else:
-        _fail(
-            f"{what}: expected a tensor or list of token ids, got {_type_name(samples)}"
-        )
+        _fail(f"{what}: expected a tensor or list of token ids, got {_type_name(samples)}")
     p = _as_plain_tensor(probs).to(torch.float64).reshape(-1)
     n = got.numel()
     if n == 0:
         _fail(f"{what}: no samples")
     if int(got.min()) < 0 or int(got.max()) >= p.numel():
-        _fail(
-            f"{what}: token ids must lie in [0, {p.numel()}), got values from "
-            f"{int(got.min())} to {int(got.max())}"
-        )
+        _fail(f"{what}: token ids must lie in [0, {p.numel()}), got values from {int(got.min())} to {int(got.max())}")
     freq = torch.bincount(got, minlength=p.numel()).to(torch.float64) / n
     tv = 0.5 * float((freq - p).abs().sum())
     if tv > max_tv:

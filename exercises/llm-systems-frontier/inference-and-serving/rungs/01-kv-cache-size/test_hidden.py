@@ -1,7 +1,6 @@
 """Hidden tests: edge cases of the rules, with other configs than the examples."""
 
 import pytest
-
 from grading import GB, assert_bytes, assert_int
 
 FALCON_7B = {  # multi-query attention: one KV head

@@ -17,5 +17,5 @@ def test_grouped_query_heads_shrink_the_cache(solution):
 
 
 def test_max_sequences_on_a_40_gb_card(solution):
-    got = solution.max_sequences(40 * GB, 13_476_839_424, LLAMA2_7B, 2048)
+    got = solution.max_sequences(40 * GB, 13_476_831_232, LLAMA2_7B, 2048)
     assert_int(got, 24, "sequences of 2048 tokens beside 7B fp16 weights on a 40 GB card", "sequences")

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from exercises.models import Rung
+from grader.constants import Kind, Outcome, Status
+from grader.models import Submission
+
+
+@pytest.fixture
+def kv_rung(catalog: Any) -> Rung:
+    return Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+
+
+@pytest.fixture
+def lena_client(learner: Any) -> Client:
+    client = Client()
+    client.force_login(learner)
+    return client
+
+
+@pytest.fixture
+def omar_client(other_learner: Any) -> Client:
+    client = Client()
+    client.force_login(other_learner)
+    return client
+
+
+@pytest.fixture
+def make_submission(kv_rung: Rung):
+    """A graded submission row, without a worker (the tests here are about who may see it)."""
+
+    def make(user: Any, *, kind: str = Kind.RUN, code: str = "x = 1\n", outcome: str = Outcome.FAILED, status: str = Status.DONE) -> Submission:
+        assert kv_rung.current_version is not None
+        return Submission.objects.create(
+            user=user, rung=kv_rung, rung_version=kv_rung.current_version, kind=kind, code=code, status=status, outcome=outcome if status == Status.DONE else ""
+        )
+
+    return make

@@ -1,0 +1,42 @@
+"""The reference solution and the hidden tests' text reach the learner only after a passing Submit."""
+
+from __future__ import annotations
+
+from grader.constants import Kind, Outcome
+from grader.models import Progress
+
+
+def _secrets(version):
+    lines = [line.strip() for line in version.reference_code.splitlines() if len(line.strip()) > 25 and line.strip() not in version.starter_code]
+    descriptions = [meta["description"] for meta in version.hidden_test_meta.values() if meta.get("description")]
+    return lines, descriptions
+
+
+def test_the_workspace_html_holds_no_reference_before_passing(kv_rung, learner, lena_client, make_submission):
+    make_submission(learner, kind=Kind.SUBMIT, outcome=Outcome.FAILED)
+    version = kv_rung.current_version
+    page = lena_client.get("/rungs/kv-cache-size/").content.decode()
+    lines, descriptions = _secrets(version)
+    assert lines and descriptions
+    for line in lines:
+        assert line not in page
+    for description in descriptions:
+        assert description not in page
+        assert description.replace('"', "&quot;").replace("'", "&#x27;") not in page
+    assert lena_client.get("/rungs/kv-cache-size/reference").status_code == 403
+
+
+def test_history_and_draft_do_not_carry_the_reference(kv_rung, lena_client):
+    version = kv_rung.current_version
+    lines, _ = _secrets(version)
+    bodies = lena_client.get("/rungs/kv-cache-size/history").content.decode() + lena_client.get("/rungs/kv-cache-size/draft").content.decode()
+    assert not any(line in bodies for line in lines)
+
+
+def test_after_a_passing_submit_the_reference_comes_with_your_solution(kv_rung, learner, lena_client, make_submission):
+    make_submission(learner, kind=Kind.SUBMIT, code="my_passing = True\n", outcome=Outcome.PASSED)
+    Progress.objects.create(user=learner, rung=kv_rung, best_outcome=Outcome.PASSED, solved_at=kv_rung.current_version.created_at)
+    data = lena_client.get("/rungs/kv-cache-size/reference").json()
+    assert data["reference"] == kv_rung.current_version.reference_code
+    assert data["your_solution"] == "my_passing = True\n"
+    assert {t["name"] for t in data["hidden_tests"]} == set(kv_rung.current_version.hidden_test_meta)

@@ -1,0 +1,30 @@
+"""Vocabularies and fixed numbers of the mentor."""
+
+from __future__ import annotations
+
+from django.db import models
+
+# Bump when the way passages are cut or their terms are computed changes:
+# every module's index is then rebuilt on its next question.
+INDEX_VERSION = 1
+
+QUESTION_MAX_CHARS = 1000
+# How many passages a question is answered from.
+TOP_K = 3
+# Characters of a passage shown under an answer, and sent to the model.
+EXCERPT_CHARS = 500
+CONTEXT_CHARS_PER_PASSAGE = 4000
+
+# BM25 parameters (the usual ones) and the extra weight of a passage's title.
+BM25_K1 = 1.2
+BM25_B = 0.75
+TITLE_REPEAT = 2
+
+
+class PassageKind(models.TextChoices):
+    CONCEPT = "concept", "Concept"
+    WORKED_EXAMPLE = "worked_example", "Worked example"
+    REFERENCE = "reference", "Quick reference"
+    ONE_LINER = "one_liner", "One-liner"
+    SOURCES = "sources", "Go further"
+    RUNG = "rung", "Rung instructions"
