@@ -4,6 +4,8 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
+from grader.messages import CODE_NOT_TEXT
+
 
 class SignupForm(UserCreationForm[User]):
     """Username and password; the email is optional and only used to reset a forgotten password."""
@@ -18,7 +20,9 @@ class SignupForm(UserCreationForm[User]):
 class CodeForm(forms.Form):
     """A Run or Submit: the code, and the version the page showed."""
 
-    code = forms.CharField(strip=False, required=True, max_length=1_000_000)
+    code = forms.CharField(
+        strip=False, required=True, max_length=1_000_000, error_messages={"null_characters_not_allowed": CODE_NOT_TEXT}
+    )
     version = forms.IntegerField(min_value=1)
 
 

@@ -6,6 +6,7 @@ import logging
 import platform
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import parse_qsl
 
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -207,9 +208,12 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
     if kind not in Kind.values:
         raise Http404
     rung = _get_rung(slug)
+    if not _form_is_utf8(request):
+        return JsonResponse({"error": "The request is not valid UTF-8 text."}, status=400)
     form = CodeForm(request.POST)
     if not form.is_valid():
-        return JsonResponse({"error": "Invalid request.", "fields": form.errors.get_json_data()}, status=400)
+        first = next((error["message"] for errors in form.errors.get_json_data().values() for error in errors), "")
+        return JsonResponse({"error": f"Invalid request: {first}", "fields": form.errors.get_json_data()}, status=400)
     version = rung.current_version
     assert version is not None
     if form.cleaned_data["version"] != version.number:
@@ -231,6 +235,17 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
         },
         status=202,
     )
+
+
+def _form_is_utf8(request: HttpRequest) -> bool:
+    """Django decodes form bytes leniently (U+FFFD); code must arrive intact or not at all."""
+    if request.content_type != "application/x-www-form-urlencoded":
+        return True
+    try:
+        parse_qsl(request.body.decode("ascii"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return True
 
 
 def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
