@@ -51,7 +51,7 @@ def test_code_over_the_size_limit_is_refused_clearly(kv, lena):
 
 
 def test_bytes_that_are_not_utf8_are_refused(kv, lena):
-    body = f"code=%FF%FE&version={kv.current_version.number}"  # type: ignore[union-attr]
+    body = f"code=%FF%FE&version={kv.current_version.number}"
     response = lena.post("/rungs/kv-cache-size/run", body, content_type="application/x-www-form-urlencoded")
     assert response.status_code == 400 and "UTF-8" in response.json()["error"]
     assert Submission.objects.count() == 0
@@ -70,7 +70,7 @@ def test_an_unknown_rung_is_404(kv, lena):
 
 
 def test_a_stale_rung_version_is_409_with_a_reason(kv, lena):
-    response = post_run(lena, kv, version=kv.current_version.number + 7)  # type: ignore[union-attr]
+    response = post_run(lena, kv, version=kv.current_version.number + 7)
     assert response.status_code == 409 and "Reload" in response.json()["error"]
     assert Submission.objects.count() == 0
 
