@@ -1,11 +1,15 @@
 # The two quick-start commands: `make run` and `make test`.
-.PHONY: run test image lint editor
+.PHONY: run test image lint editor loadtest
 
 run:
 	scripts/run.sh
 
 test:
 	scripts/test.sh
+
+# 200 simulated learners for 5 minutes against a throw-away stack (bench/README.md).
+loadtest:
+	scripts/loadtest.sh
 
 image:
 	scripts/bootstrap.sh

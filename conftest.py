@@ -112,7 +112,7 @@ class WorkerProcess:
         self.schedule = Path(tempfile.mkdtemp(prefix="dojo-beat-")) / "schedule"
 
     def start(self, wait: bool = True, **extra_env: str) -> WorkerProcess:
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "run,submit", "-c", "2", "--pool", "prefork",
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "run,submit,maintenance", "-c", "2", "--pool", "prefork",
                    "-n", self.name, "-l", "INFO", "--without-gossip", "--without-mingle"]
         if self.beat:
             command += ["-B", "-s", str(self.schedule)]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import platform
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
@@ -281,6 +283,9 @@ def submission_state(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(submission_payload(submission, request.user))
 
 
+_STREAM_SLOTS = threading.BoundedSemaphore(settings.LIVE_STREAMS_PER_PROCESS)
+
+
 @login_required
 @require_GET
 def submission_events(request: HttpRequest, channel: str) -> HttpResponse | StreamingHttpResponse:
@@ -293,8 +298,14 @@ def submission_events(request: HttpRequest, channel: str) -> HttpResponse | Stre
     answers 503 and the page polls instead.
     """
     submission = _get_submission_for_user(request, channel=channel)
+    # Each open stream holds a server thread; past the cap the page polls.
+    if not _STREAM_SLOTS.acquire(blocking=False):
+        busy = HttpResponse("Too many live streams; poll the state URL.", status=503, content_type="text/plain")
+        busy["Retry-After"] = "2"
+        return busy
     pubsub = events.subscribe(submission.channel)
     if pubsub is None:
+        _STREAM_SLOTS.release()
         return HttpResponse("Live updates are unavailable; poll the state URL.", status=503, content_type="text/plain")
 
     def finished() -> bool:
@@ -316,6 +327,7 @@ def submission_events(request: HttpRequest, channel: str) -> HttpResponse | Stre
                     return
         finally:
             pubsub.close()
+            _STREAM_SLOTS.release()
 
     response = StreamingHttpResponse(stream(), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"

@@ -48,3 +48,4 @@ OUTCOME_RANK = {
 QUEUE_RUN = "run"
 QUEUE_SUBMIT = "submit"
 QUEUE_GPU = "gpu"
+QUEUE_MAINTENANCE = "maintenance"

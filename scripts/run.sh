@@ -26,7 +26,7 @@ trap cleanup INT TERM EXIT
 
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$PWD/var/redis" --appendonly yes --save "" >var/log/redis.log 2>&1 &
 pids+=($!)
-.venv/bin/celery -A config worker -Q run,submit,gpu -c 2 -B -s var/celerybeat-schedule -l INFO >var/log/worker.log 2>&1 &
+.venv/bin/celery -A config worker -Q run,submit,gpu,maintenance -c 2 -B -s var/celerybeat-schedule -l INFO >var/log/worker.log 2>&1 &
 pids+=($!)
 .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" >var/log/web.log 2>&1 &
 pids+=($!)

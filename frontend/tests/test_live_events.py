@@ -55,3 +55,14 @@ def test_the_stream_of_a_finished_submission_ends_after_one_event(settings, redi
     body = b"".join(lena_client.get(f"/events/{submission.channel}").streaming_content).decode()
     assert body.count("event: changed") == 1
     assert time.monotonic() - started < 2
+
+
+def test_past_the_stream_cap_the_page_is_told_to_poll(settings, learner, lena_client, make_submission, monkeypatch):
+    monkeypatch.setattr(views, "_STREAM_SLOTS", threading.BoundedSemaphore(1))
+    views._STREAM_SLOTS.acquire()  # another page holds the only slot
+    submission = make_submission(learner)
+    response = lena_client.get(f"/events/{submission.channel}")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "2"
+    views._STREAM_SLOTS.release()
+    assert views._STREAM_SLOTS.acquire(blocking=False)  # the refusal took no slot

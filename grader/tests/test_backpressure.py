@@ -73,8 +73,24 @@ def test_a_full_queue_answers_busy_instead_of_growing(rung, learner, other_learn
     with pytest.raises(GraderBusy) as excinfo:
         services.submit_solution(user=learner, rung=rung, kind=Kind.SUBMIT, code="a = 1\n")
     assert excinfo.value.http_status == 503 and "busy" in str(excinfo.value)
-    # Runs have their own queue, so a burst of Submits does not starve them.
-    services.submit_solution(user=other_learner, rung=rung, kind=Kind.RUN, code="a = 1\n")
+    assert excinfo.value.retry_after_s is not None and excinfo.value.retry_after_s >= 5
+    # Runs and Submits share the worker slots, so the bound counts both.
+    with pytest.raises(GraderBusy):
+        services.submit_solution(user=other_learner, rung=rung, kind=Kind.RUN, code="a = 1\n")
+    assert Submission.objects.count() == 2
+
+
+def test_the_queue_bound_derives_from_the_longest_acceptable_wait(settings):
+    assert settings.GRADER_MAX_QUEUED == max(1, int(settings.GRADER_WORKER_SLOTS * settings.GRADER_MAX_WAIT_S / settings.GRADER_SECONDS_PER_JOB_ESTIMATE))
+
+
+def test_runs_submits_and_gpu_work_have_separate_queues(rung, settings):
+    version = rung.current_version
+    assert services.queue_for(version, Kind.RUN) == "run"
+    assert services.queue_for(version, Kind.SUBMIT) == "submit"
+    settings.SANDBOX_GPU_ENABLED = True
+    version.gpu = True
+    assert services.queue_for(version, Kind.RUN) == "gpu"
 
 
 @pytest.mark.parametrize(

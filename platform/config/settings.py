@@ -165,10 +165,20 @@ GRADER_SWEEP_EVERY_S: int = env.int("GRADER_SWEEP_EVERY_S", default=30)
 # Backpressure: per-learner rate limit, and a bound on each queue beyond
 # which a new job is refused with "busy, try again in N s".
 GRADER_RATE_LIMIT_PER_MIN: int = env.int("GRADER_RATE_LIMIT_PER_MIN", default=30)
-GRADER_MAX_QUEUED: int = env.int("GRADER_MAX_QUEUED", default=200)
-GRADER_SECONDS_PER_JOB_ESTIMATE: float = env.float("GRADER_SECONDS_PER_JOB_ESTIMATE", default=3.0)
+# The bound derives from the longest wait we accept: slots x wait / job time
+# (the load test measured ~8-10 s a job on two busy cores). A bound of "a few
+# hundred" never fired and learners waited minutes instead of hearing "busy".
+GRADER_MAX_WAIT_S: int = env.int("GRADER_MAX_WAIT_S", default=90)
+GRADER_SECONDS_PER_JOB_ESTIMATE: float = env.float("GRADER_SECONDS_PER_JOB_ESTIMATE", default=8.0)
 GRADER_WORKER_SLOTS: int = env.int("GRADER_WORKER_SLOTS", default=2)
+GRADER_MAX_QUEUED: int = env.int(
+    "GRADER_MAX_QUEUED", default=max(1, int(GRADER_WORKER_SLOTS * GRADER_MAX_WAIT_S / GRADER_SECONDS_PER_JOB_ESTIMATE))
+)
 GRADER_MAX_CODE_BYTES: int = env.int("GRADER_MAX_CODE_BYTES", default=64 * 1024)
+
+# Live-update streams (server-sent events) one web process holds open at
+# once; each holds a thread, so keep this well under the thread count.
+LIVE_STREAMS_PER_PROCESS: int = env.int("LIVE_STREAMS_PER_PROCESS", default=8)
 
 # --- Sandbox ---------------------------------------------------------------
 # Empty means: the image built from this checkout (sandbox.build.image_tag()).
@@ -190,7 +200,13 @@ CELERY_TASK_TIME_LIMIT = GRADER_HARD_TIME_LIMIT_S
 CELERY_TASK_DEFAULT_QUEUE = "run"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {"task": "grader.sweep_stuck_submissions_task", "schedule": GRADER_SWEEP_EVERY_S, "options": {"queue": "run"}},
+    # Its own queue: behind a backlog of grading jobs the reaper would never
+    # run exactly when it is needed. A sweep not run within a period is dropped.
+    "sweep-stuck-submissions": {
+        "task": "grader.sweep_stuck_submissions_task",
+        "schedule": GRADER_SWEEP_EVERY_S,
+        "options": {"queue": "maintenance", "expires": GRADER_SWEEP_EVERY_S},
+    },
 }
 CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 

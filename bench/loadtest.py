@@ -1,0 +1,644 @@
+"""`make loadtest`: a throw-away stack, Locust learners against it, a report.
+
+Usage (from the repository root)::
+
+    .venv/bin/python -m bench.loadtest
+
+It starts its own stack on ports that do not clash with ``make run``: Redis
+(own data dir), a Celery worker with beat, and gunicorn serving the platform
+with DEBUG off, on a fresh SQLite database under ``var/loadtest/``. It
+migrates, loads the catalog, collects static files, creates the learner
+accounts in bulk and makes sure the sandbox image exists. Then it runs
+``bench/locustfile.py`` headless, waits for the submissions still in flight,
+stops everything it started (also on Ctrl-C or a failure) and prints a report,
+also written to ``bench/loadtest-results.json``.
+
+Configuration, all from the environment:
+
+=========================== ======= =========================================
+LOADTEST_USERS              200     simulated learners
+LOADTEST_SPAWN_RATE         10      learners started per second
+LOADTEST_DURATION           5m      Locust's ``-t`` (e.g. ``30s``, ``5m``)
+LOADTEST_DRAIN_S            120     how long to wait for submissions in flight
+LOADTEST_WEB_PORT           8100    gunicorn, on 127.0.0.1
+LOADTEST_REDIS_PORT         6395    Redis, on 127.0.0.1
+LOADTEST_WEB_WORKERS        2       gunicorn worker processes
+LOADTEST_WEB_THREADS        32      threads per gunicorn worker (gthread)
+LOADTEST_WORKER_CONCURRENCY 2       Celery worker processes (queues run, submit)
+LOADTEST_SSE_SHARE          0       learners that follow results on the event stream
+LOADTEST_POLL_MAX_S         120     a learner's wait for a result before giving up
+=========================== ======= =========================================
+
+Any platform setting (``GRADER_MAX_QUEUED``, ``DATABASE_URL``, ...) set in the
+environment reaches the stack unchanged; ``DATABASE_URL`` defaults to
+``var/loadtest/db.sqlite3``, recreated on every run.
+
+Internal: ``python -m bench.loadtest --create-learners N`` creates the
+accounts; the driver runs it with the stack's environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+WORK_DIR = REPO_ROOT / "var" / "loadtest"
+LOG_DIR = WORK_DIR / "log"
+RESULTS_PATH = REPO_ROOT / "bench" / "loadtest-results.json"
+LOCUSTFILE = REPO_ROOT / "bench" / "locustfile.py"
+
+USER_PREFIX = "loadtest-"
+PASSWORD = "loadtest-pass-2f9c"  # a throw-away database on loopback; never a real account
+HEALTH_WAIT_S = 60.0
+# How long each process may take to stop by itself: the worker finishes the
+# jobs it holds (one per slot, each bounded by the rung's time limit).
+STOP_GRACE_S = {"web": 30.0, "worker": 150.0, "redis": 15.0}
+# Locust runs for its duration, then this long at most to stop its users.
+LOCUST_GRACE_S = 120.0
+
+
+def _log(message: str) -> None:
+    print(f"[loadtest] {message}", flush=True)
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SystemExit(f"{name}={raw!r} is not a whole number") from None
+    if value <= 0:
+        raise SystemExit(f"{name}={raw!r} must be positive")
+    return value
+
+
+def _duration_s(text: str) -> float:
+    """Locust's ``-t`` syntax: ``90``, ``30s``, ``5m``, ``1h30m``."""
+    total, number = 0.0, ""
+    for char in text.strip():
+        if char.isdigit():
+            number += char
+        elif char in "hms" and number:
+            total += int(number) * {"h": 3600, "m": 60, "s": 1}[char]
+            number = ""
+        else:
+            raise SystemExit(f"LOADTEST_DURATION={text!r} is not a duration like 30s, 5m or 1h30m")
+    if number:
+        total += int(number)
+    if total <= 0:
+        raise SystemExit(f"LOADTEST_DURATION={text!r} must be positive")
+    return total
+
+
+@dataclass(frozen=True)
+class Config:
+    users: int
+    spawn_rate: int
+    duration: str
+    drain_s: int
+    web_port: int
+    redis_port: int
+    web_workers: int
+    web_threads: int
+    worker_concurrency: int
+
+    @classmethod
+    def from_env(cls) -> Config:
+        duration = os.environ.get("LOADTEST_DURATION", "5m")
+        _duration_s(duration)
+        return cls(
+            users=_env_int("LOADTEST_USERS", 200),
+            spawn_rate=_env_int("LOADTEST_SPAWN_RATE", 10),
+            duration=duration,
+            drain_s=_env_int("LOADTEST_DRAIN_S", 120),
+            web_port=_env_int("LOADTEST_WEB_PORT", 8100),
+            redis_port=_env_int("LOADTEST_REDIS_PORT", 6395),
+            web_workers=_env_int("LOADTEST_WEB_WORKERS", 2),
+            web_threads=_env_int("LOADTEST_WEB_THREADS", 32),
+            worker_concurrency=_env_int("LOADTEST_WORKER_CONCURRENCY", 2),
+        )
+
+    @property
+    def host(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}"
+
+
+# ---- the stack ------------------------------------------------------------------
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def stack_env(config: Config) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "platform")]),
+            # Production-like: DEBUG off, static files collected and served by whitenoise.
+            "DEBUG": "0",
+            "SECRET_KEY": env.get("SECRET_KEY") or secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "STATIC_ROOT": str(WORK_DIR / "static"),
+            "REDIS_URL": f"redis://127.0.0.1:{config.redis_port}/0",
+            "LOG_LEVEL": env.get("LOG_LEVEL", "WARNING"),
+        }
+    )
+    env.setdefault("DATABASE_URL", f"sqlite:///{WORK_DIR / 'db.sqlite3'}")
+    return env
+
+
+def _run_step(what: str, argv: Sequence[str], env: dict[str, str], log_name: str) -> str:
+    """Run one preparation step to completion; its output goes to a log file."""
+    _log(what)
+    log_path = LOG_DIR / log_name
+    with log_path.open("ab") as log_file:
+        proc = subprocess.run(list(argv), cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=log_file, check=False)
+        log_file.write(proc.stdout)
+    if proc.returncode != 0:
+        tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+        raise SystemExit(f"{what} failed (exit {proc.returncode}); see {log_path}:\n" + "\n".join(tail))
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+class Stack:
+    """The processes this run started, each in its own session so that one
+    signal reaches its children (gunicorn and Celery workers) too."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self._logs: list[IO[bytes]] = []
+
+    def start(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        log_file = (LOG_DIR / f"{name}.log").open("ab")
+        self._logs.append(log_file)
+        proc = subprocess.Popen(list(argv), cwd=REPO_ROOT, env=self.env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append((name, proc))
+        return proc
+
+    def check_alive(self) -> None:
+        for name, proc in self.procs:
+            if proc.poll() is not None:
+                raise SystemExit(f"{name} exited early (code {proc.returncode}); see {LOG_DIR / (name + '.log')}")
+
+    def stop(self) -> None:
+        """Stop newest first (web, worker, Redis), one at a time: SIGTERM to the
+        main process only, so gunicorn and Celery shut down warm (Celery
+        finishes the jobs it holds and acks them to a Redis still running);
+        SIGKILL to the whole group when it overstays its grace."""
+        for name, proc in reversed(self.procs):
+            if proc.poll() is None:
+                grace = STOP_GRACE_S.get(name, 30.0)
+                _log(f"stopping {name} (pid {proc.pid}; up to {grace:.0f} s)")
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    _log(f"{name} did not stop in {grace:.0f} s; killing it")
+            # Whatever is left of its group (children of a killed parent included).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        self.procs.clear()
+        for log_file in self._logs:
+            log_file.close()
+        self._logs.clear()
+
+
+def _wait_for(what: str, probe: Any, stack: Stack, timeout_s: float = HEALTH_WAIT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        stack.check_alive()
+        if probe():
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"{what} did not come up within {timeout_s:.0f} s; see {LOG_DIR}")
+
+
+def _redis_up(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _prepare(config: Config, env: dict[str, str]) -> str:
+    """A fresh database and work dir, the sandbox image, the catalog and the accounts."""
+    for port in (config.web_port, config.redis_port):
+        if not _port_is_free(port):
+            raise SystemExit(f"port {port} on 127.0.0.1 is in use; is another load test running? (LOADTEST_WEB_PORT / LOADTEST_REDIS_PORT)")
+    if WORK_DIR.exists():
+        shutil.rmtree(WORK_DIR)
+    (WORK_DIR / "redis").mkdir(parents=True)
+    LOG_DIR.mkdir()
+    python = str(VENV_BIN / "python")
+    output = _run_step("ensuring the sandbox image (python -m sandbox.build)", [python, "-m", "sandbox.build"], env, "prepare.log")
+    tag = output.strip().splitlines()[-1].strip()
+    if not tag:
+        raise SystemExit(f"python -m sandbox.build printed no tag; see {LOG_DIR / 'prepare.log'}")
+    # Pinned for the whole run: a harness edited meanwhile must not switch images under the worker.
+    env["SANDBOX_IMAGE"] = env.get("SANDBOX_IMAGE") or tag
+    _run_step("migrating a fresh database", [python, "manage.py", "migrate", "--noinput"], env, "prepare.log")
+    _run_step("loading the catalog", [python, "manage.py", "load_exercises"], env, "prepare.log")
+    _run_step("collecting static files", [python, "manage.py", "collectstatic", "--noinput"], env, "prepare.log")
+    _run_step(f"creating {config.users} learner accounts", [python, "-m", "bench.loadtest", "--create-learners", str(config.users)], env, "prepare.log")
+    return env["SANDBOX_IMAGE"]
+
+
+def _start(stack: Stack, config: Config) -> None:
+    bin_dir = VENV_BIN
+    stack.start(
+        "redis",
+        ["redis-server", "--port", str(config.redis_port), "--bind", "127.0.0.1", "--dir", str(WORK_DIR / "redis"), "--save", "", "--appendonly", "no"],
+    )
+    _wait_for("Redis", lambda: _redis_up(config.redis_port), stack)
+    stack.start(
+        "worker",
+        [
+            str(bin_dir / "celery"), "-A", "config", "worker", "-Q", "run,submit,maintenance", "-c", str(config.worker_concurrency),
+            "-B", "-s", str(WORK_DIR / "celerybeat-schedule"), "-n", f"loadtest@{socket.gethostname()}", "-l", "INFO",
+        ],
+    )  # fmt: skip
+    stack.start(
+        "web",
+        [
+            str(bin_dir / "gunicorn"), "config.wsgi", "--pythonpath", "platform", "--bind", f"127.0.0.1:{config.web_port}",
+            "--worker-class", "gthread", "--workers", str(config.web_workers), "--threads", str(config.web_threads),
+            "--timeout", "120", "--access-logfile", str(LOG_DIR / "access.log"),
+        ],
+    )  # fmt: skip
+    _wait_for("the web server", lambda: _http_ok(f"{config.host}/healthz"), stack)
+
+
+# ---- the run and the figures ------------------------------------------------------
+
+
+def _run_locust(config: Config, env: dict[str, str]) -> int:
+    locust_env = dict(env)
+    locust_env.update(
+        {"LOADTEST_COUNTS_PATH": str(WORK_DIR / "learner-counts.json"), "LOADTEST_USER_PREFIX": USER_PREFIX, "LOADTEST_PASSWORD": PASSWORD}
+    )
+    argv = [
+        str(VENV_BIN / "locust"), "-f", str(LOCUSTFILE), "--headless", "-u", str(config.users), "-r", str(config.spawn_rate),
+        "-t", config.duration, "--host", config.host, "--csv", str(WORK_DIR / "locust"), "--only-summary", "--loglevel", "WARNING",
+    ]  # fmt: skip
+    _log(f"locust: {config.users} learners, spawn rate {config.spawn_rate}/s, for {config.duration} against {config.host}")
+    with (LOG_DIR / "locust.log").open("ab") as log_file:
+        proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=locust_env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            return proc.wait(timeout=_duration_s(config.duration) + LOCUST_GRACE_S)
+        except subprocess.TimeoutExpired:
+            _log("locust overran its duration; stopping it")
+            os.killpg(proc.pid, signal.SIGINT)
+            return proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _setup_django(env: dict[str, str]) -> None:
+    for key in ("DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "STATIC_ROOT", "REDIS_URL", "DATABASE_URL", "SANDBOX_IMAGE"):
+        if key in env:
+            os.environ[key] = env[key]
+    for path in (str(REPO_ROOT), str(REPO_ROOT / "platform")):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    import django
+
+    django.setup()
+
+
+def _in_flight() -> int:
+    from grader.constants import Status
+    from grader.models import Submission
+
+    return Submission.objects.filter(status__in=[Status.QUEUED, Status.RUNNING]).count()
+
+
+def _drain(config: Config, stack: Stack) -> float:
+    """Wait (bounded) until no submission is queued or running; seconds waited."""
+    start = time.monotonic()
+    deadline = start + config.drain_s
+    left = _in_flight()
+    if left:
+        _log(f"waiting up to {config.drain_s} s for {left} submissions in flight")
+    while left and time.monotonic() < deadline:
+        stack.check_alive()
+        time.sleep(2)
+        left = _in_flight()
+    return round(time.monotonic() - start, 1)
+
+
+def _percentile(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * share))], 2)
+
+
+def submission_figures() -> dict[str, Any]:
+    """What the database says about every submission of this run."""
+    from grader.constants import Outcome, Status
+    from grader.models import Submission
+
+    reference_code = (REPO_ROOT / "exercises/llm-systems-frontier/inference-and-serving/rungs/01-kv-cache-size/reference.py").read_text(encoding="utf-8")
+    rows = list(Submission.objects.values("kind", "status", "outcome", "code", "enqueued_at", "started_at", "finished_at", "timings", "attempts"))
+    by_outcome: dict[str, int] = {}
+    reference_not_passed: dict[str, int] = {}
+    queue_waits: list[float] = []
+    run_times: list[float] = []
+    for row in rows:
+        if row["status"] == Status.DONE:
+            key = f"{row['kind']}/{row['outcome']}"
+            by_outcome[key] = by_outcome.get(key, 0) + 1
+            if row["code"] == reference_code and row["outcome"] != Outcome.PASSED:
+                reference_not_passed[key] = reference_not_passed.get(key, 0) + 1
+            if row["started_at"] and row["finished_at"]:
+                run_times.append((row["finished_at"] - row["started_at"]).total_seconds())
+            wait = (row["timings"] or {}).get("queue_wait_s")
+            if isinstance(wait, int | float):
+                queue_waits.append(float(wait))
+    done = [row for row in rows if row["status"] == Status.DONE]
+    return {
+        "sent": len(rows),
+        "graded": sum(1 for row in done if row["outcome"] != Outcome.INFRA_ERROR),
+        "infra_error": sum(1 for row in done if row["outcome"] == Outcome.INFRA_ERROR),
+        "pending": sum(1 for row in rows if row["status"] != Status.DONE),
+        "pending_by_status": {status: sum(1 for row in rows if row["status"] == status) for status in (Status.QUEUED, Status.RUNNING)},
+        "retried": sum(1 for row in rows if (row["attempts"] or 0) > 1),
+        "by_kind_outcome": dict(sorted(by_outcome.items())),
+        "reference_not_passed": reference_not_passed,
+        "queue_wait_s": {"p50": _percentile(queue_waits, 0.5), "p95": _percentile(queue_waits, 0.95), "max": max(queue_waits, default=None)},
+        "grading_s": {
+            "p50": _percentile(run_times, 0.5),
+            "p95": _percentile(run_times, 0.95),
+            "mean": round(statistics.fmean(run_times), 2) if run_times else None,
+        },
+    }
+
+
+def locust_figures() -> dict[str, Any]:
+    """Latency per request name and overall, from Locust's CSV statistics."""
+    path = WORK_DIR / "locust_stats.csv"
+    if not path.exists():
+        return {"requests": {}, "overall": {}}
+    requests: dict[str, dict[str, Any]] = {}
+    overall: dict[str, Any] = {}
+
+    def number(text: str) -> float | None:
+        return None if text in ("", "N/A") else round(float(text), 1)
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            figures = {
+                "count": int(row["Request Count"]),
+                "failures": int(row["Failure Count"]),
+                "p50_ms": number(row["50%"]),
+                "p95_ms": number(row["95%"]),
+                "max_ms": number(row["Max Response Time"]),
+                "rps": number(row["Requests/s"]),
+            }
+            if row["Name"] == "Aggregated":
+                overall = figures
+            else:
+                requests[row["Name"]] = figures
+    return {"requests": requests, "overall": overall}
+
+
+def _learner_counts() -> dict[str, Any]:
+    path = WORK_DIR / "learner-counts.json"
+    if not path.exists():
+        return {}
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _load_average() -> list[float]:
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def build_report(config: Config, image: str, started: float, drained_s: float, load_before: list[float], load_after: list[float]) -> dict[str, Any]:
+    learners = _learner_counts()
+    counts: dict[str, int] = learners.get("counts", {})
+    status_codes: dict[str, int] = learners.get("status_codes", {})
+    locust = locust_figures()
+    submissions = submission_figures()
+    refused = {
+        "busy_503": counts.get("refused_busy", 0),
+        "throttled_429": counts.get("refused_throttled", 0),
+        "in_flight_409": counts.get("refused_in_flight", 0),
+        "stale_version_409": counts.get("refused_stale_version", 0),
+    }
+    statuses: dict[int, int] = {}
+    for key, n in status_codes.items():
+        code = int(key.rsplit(" ", 1)[1])
+        statuses[code] = statuses.get(code, 0) + n
+    # A 503 with the grader's "busy" message is a refusal; any other 5xx is an error.
+    five_xx = sum(n for code, n in statuses.items() if code >= 500) - refused["busy_503"]
+    errors = int(locust["overall"].get("failures", 0))
+    verdicts = {
+        "no 5xx": five_xx == 0,
+        "no request errors": errors == 0,
+        "every learner logged in": counts.get("logged_in", 0) >= config.users and not counts.get("login_failed", 0),
+        "submissions were sent and graded": submissions["sent"] > 0 and submissions["graded"] > 0,
+        "no infra_error": submissions["infra_error"] == 0,
+        "nothing left pending": submissions["pending"] == 0,
+    }
+    return {
+        "config": {
+            "users": config.users,
+            "spawn_rate": config.spawn_rate,
+            "duration": config.duration,
+            "web": f"gunicorn gthread {config.web_workers}x{config.web_threads} on {config.host}",
+            "worker_concurrency": config.worker_concurrency,
+            "database": os.environ.get("DATABASE_URL", "").split("://", 1)[0] or "sqlite",
+            "sandbox_image": image,
+            "sse_share": float(os.environ.get("LOADTEST_SSE_SHARE") or 0),
+            # Platform settings this run overrode from the environment.
+            "overrides": {key: value for key, value in sorted(os.environ.items()) if key.startswith(("GRADER_", "SANDBOX_")) and key != "SANDBOX_IMAGE"},
+            "cpus": os.cpu_count(),
+        },
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "wall_s": round(time.time() - started, 1),
+        "load_average": {"before": load_before, "after": load_after},
+        "latency": {
+            **locust,
+            "groups": learners.get("latency_groups_ms", {}),
+            "groups_steady": learners.get("latency_groups_steady_ms", {}),
+            "by_minute": learners.get("latency_by_minute_ms", {}),
+        },
+        "errors": {"failed_requests": errors, "http_5xx": five_xx, "by_status": dict(sorted(statuses.items()))},
+        "submissions": {**submissions, "refused": refused, "drain_wait_s": drained_s},
+        "learners": {
+            "logged_in": counts.get("logged_in", 0),
+            "login_failed": counts.get("login_failed", 0),
+            "accepted": {kind: counts.get(f"{kind}_accepted", 0) for kind in ("run", "submit")},
+            "saw_result": {kind: counts.get(f"{kind}_done", 0) for kind in ("run", "submit")},
+            "gave_up_waiting": {kind: counts.get(f"{kind}_gave_up_waiting", 0) for kind in ("run", "submit")},
+            "outcomes_seen": learners.get("outcomes", {}),
+            "result_wait_s": learners.get("result_wait_s", {}),
+        },
+        "verdicts": verdicts,
+        "result": "PASS" if all(verdicts.values()) else "FAIL",
+    }
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def print_report(report: dict[str, Any]) -> None:
+    config, latency, subs = report["config"], report["latency"], report["submissions"]
+    print()
+    print(f"Load test: {config['users']} learners for {config['duration']} ({config['web']}; {config['worker_concurrency']} grader slots)")
+    if config["overrides"] or config["sse_share"]:
+        print(f"  settings overridden: {config['overrides']}; learners on the live-update stream: {config['sse_share']:.0%}")
+    print(f"  load average before {report['load_average']['before']}, after {report['load_average']['after']} on {config['cpus']} CPUs")
+    print()
+    print(f"  {'request':<22} {'count':>7} {'fail':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    rows = sorted(latency["requests"].items())
+    if latency["overall"]:
+        rows.append(("overall", latency["overall"]))
+    for name, figures in rows:
+        print(f"  {name:<22} {figures['count']:>7} {figures['failures']:>5} {_ms(figures['p50_ms']):>8} {_ms(figures['p95_ms']):>8} {_ms(figures['max_ms']):>8}")
+    for label, key in (("", "groups"), (" steady", "groups_steady")):
+        for group, figures in latency.get(key, {}).items():
+            name = f"[{group}{label}]"
+            print(f"  {name:<22} {figures['n']:>7} {'':>5} {_ms(figures['p50']):>8} {_ms(figures['p95']):>8} {_ms(figures['max']):>8}")
+    print("  ([group]: all requests of that kind; [group steady]: those started after the last learner logged in)")
+    by_minute = latency.get("by_minute", {})
+    if by_minute:
+        print("\n  per minute (p50 / p95 ms):  " + "  ".join(f"{group:>22}" for group in ("pages", "json api", "log in")))
+        for minute, groups in by_minute.items():
+            cells = []
+            for group in ("pages", "json api", "log in"):
+                figures = groups.get(group)
+                cells.append(f"{_ms(figures['p50']) + ' / ' + _ms(figures['p95']) if figures else '-':>22}")
+            print(f"  minute {int(minute) + 1:<19} " + "  ".join(cells))
+    errors = report["errors"]
+    print()
+    print(f"  errors: {errors['failed_requests']} failed requests, {errors['http_5xx']} HTTP 5xx (besides 'busy' refusals); statuses {errors['by_status']}"
+        + (" (0: no response within the learner's 60 s timeout, or no connection)" if errors["by_status"].get(0) else ""))
+    refused = subs["refused"]
+    print(
+        f"  submissions: {subs['sent']} sent, {subs['graded']} graded, {subs['infra_error']} infra_error, {subs['pending']} still pending "
+        f"(after waiting {subs['drain_wait_s']} s); refused: {refused['busy_503']} busy (503), {refused['throttled_429']} throttled (429), "
+        f"{refused['in_flight_409']} in flight (409)"
+    )
+    print(f"  outcomes: {subs['by_kind_outcome']}; reference code not passing: {subs['reference_not_passed'] or 'none'}")
+    print(f"  queue wait s: {subs['queue_wait_s']}; grading s: {subs['grading_s']}")
+    learners = report["learners"]
+    print(f"  learners: waited for a result {learners['result_wait_s']}; gave up waiting: {learners['gave_up_waiting']}")
+    print()
+    for name, ok in report["verdicts"].items():
+        print(f"  [{'ok' if ok else 'FAIL'}] {name}")
+    print(f"\n  {report['result']}   (report: {RESULTS_PATH.relative_to(REPO_ROOT)}, logs: {LOG_DIR.relative_to(REPO_ROOT)}/)")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """So that ``kill`` of the driver also stops the stack (via ``finally``)."""
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_load_test(config: Config) -> int:
+    started = time.time()
+    load_before = _load_average()
+    env = stack_env(config)
+    stack = Stack(env)
+    with _sigterm_as_interrupt():
+        try:
+            image = _prepare(config, env)
+            _setup_django(env)
+            _log(f"starting the stack (logs in {LOG_DIR.relative_to(REPO_ROOT)}/)")
+            _start(stack, config)
+            _run_locust(config, env)
+            stack.check_alive()
+            drained_s = _drain(config, stack)
+            load_after = _load_average()
+        except KeyboardInterrupt:
+            _log("interrupted")
+            return 130
+        finally:
+            stack.stop()
+    report = build_report(config, image, started, drained_s, load_before, load_after)
+    RESULTS_PATH.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    print_report(report)
+    return 0 if report["result"] == "PASS" else 1
+
+
+def create_learners(count: int) -> None:
+    """``count`` learner accounts sharing one password hash (hashing 200
+    passwords one by one would take minutes on a small machine)."""
+    import django
+
+    django.setup()
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.models import User
+
+    password = make_password(PASSWORD)
+    names = [f"{USER_PREFIX}{n:04d}" for n in range(1, count + 1)]
+    existing = set(User.objects.filter(username__in=names).values_list("username", flat=True))
+    User.objects.bulk_create([User(username=name, password=password) for name in names if name not in existing])
+    print(f"{count} learner accounts ready ({USER_PREFIX}0001 .. {names[-1] if names else '-'})")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.loadtest", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--create-learners", type=int, metavar="N", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.create_learners is not None:
+        create_learners(args.create_learners)
+        return 0
+    return run_load_test(Config.from_env())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
