@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from .models import Module, Rung, RungVersion, Track
 
@@ -12,8 +13,15 @@ class TrackAdmin(admin.ModelAdmin[Track]):
 
 @admin.register(Module)
 class ModuleAdmin(admin.ModelAdmin[Module]):
-    list_display = ("title", "slug", "track", "order")
+    list_display = ("title", "slug", "track", "order", "owner_names")
     list_filter = ("track",)
+    search_fields = ("slug", "title", "owners__username")
+    # Owners are the instructors who may author the module (authoring/).
+    filter_horizontal = ("owners",)
+
+    @admin.display(description="owners")
+    def owner_names(self, obj: Module) -> str:
+        return ", ".join(owner.get_username() for owner in obj.owners.all()) or "—"
 
 
 @admin.register(Rung)
@@ -28,5 +36,5 @@ class RungVersionAdmin(admin.ModelAdmin[RungVersion]):
     list_filter = ("rung",)
     readonly_fields = [field.name for field in RungVersion._meta.fields]
 
-    def has_add_permission(self, request: object) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

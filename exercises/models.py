@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 
 from .constants import Difficulty
@@ -44,6 +45,9 @@ class Module(models.Model):
     sources = models.JSONField(default=list, blank=True)
     next_module_slug = models.SlugField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)
+    # Instructors who may author this module's rungs and see its dashboards
+    # (authoring/); staff may do so for every module.
+    owners = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="owned_modules")
 
     class Meta:
         ordering = ["track__order", "order", "slug"]

@@ -91,3 +91,61 @@ class Progress(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.rung}: {self.best_outcome or 'not started'}"
+
+
+class Rejudge(models.Model):
+    """A batch of submissions graded again, kept apart from the originals.
+
+    Each submission is graded into a RejudgeResult; nothing on the original
+    changes until an admin has seen the preview (which outcomes would change)
+    and applies it. Applying copies the new grade onto the submission and
+    keeps the old one on the result row: the audit trail.
+    """
+
+    class Target(models.TextChoices):
+        CURRENT = "current", "The rung's current version"
+        ORIGINAL = "original", "The version each submission was graded against"
+
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    target = models.CharField(max_length=10, choices=Target.choices)
+    note = models.CharField(max_length=300, blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    applied_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"Rejudge #{self.pk} ({self.target})"
+
+
+class RejudgeResult(models.Model):
+    """One submission graded again: the grade it had, and the grade it gets."""
+
+    rejudge = models.ForeignKey(Rejudge, on_delete=models.CASCADE, related_name="results")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="rejudge_results")
+    old_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="+")
+    new_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    old_outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    new_outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    # Per-test outcomes as [{"name", "outcome", "message"}], before and after.
+    old_tests = models.JSONField(default=list, blank=True)
+    new_tests = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True)
+    error_code = models.CharField(max_length=40, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    applied = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["rejudge", "submission"]
+        constraints = [models.UniqueConstraint(fields=["rejudge", "submission"], name="unique_submission_per_rejudge")]
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id}: {self.old_outcome} -> {self.new_outcome or '?'}"
+
+    @property
+    def changed(self) -> bool:
+        return self.status == Status.DONE and self.new_outcome != self.old_outcome

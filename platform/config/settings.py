@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "exercises",
     "grader",
     "mentor",
+    "authoring",
 ]
 
 MIDDLEWARE = [
@@ -70,6 +71,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "authoring.context_processors.roles",
             ],
         },
     },

@@ -9,5 +9,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("mentor/", include("mentor.urls")),
+    path("author/", include("authoring.urls")),
     path("", include("frontend.urls")),
 ]

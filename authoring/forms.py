@@ -1,0 +1,220 @@
+"""Forms of the authoring pages: a module's metadata, a rung draft and its rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from pydantic import ValidationError
+
+from exercises.constants import TestVisibility
+from exercises.models import Module, Rung, Track
+from exercises.schema import SLUG_PATTERN, Limits, Source
+
+from .models import RungDraft
+
+_CODE = forms.Textarea(attrs={"class": "code", "rows": 14, "spellcheck": "false"})
+_LIMIT_FIELDS: dict[str, tuple[str, type[forms.Field], dict[str, Any]]] = {
+    "time_s": ("Time limit (s)", forms.IntegerField, {"min_value": 1, "max_value": 600}),
+    "memory_mb": ("Memory (MB)", forms.IntegerField, {"min_value": 64, "max_value": 65536}),
+    "cpus": ("CPUs", forms.FloatField, {"min_value": 0.1, "max_value": 16}),
+    "pids": ("Processes", forms.IntegerField, {"min_value": 16, "max_value": 4096}),
+    "tmpfs_mb": ("Scratch disk (MB)", forms.IntegerField, {"min_value": 1, "max_value": 4096}),
+    "output_kb": ("Output (KB)", forms.IntegerField, {"min_value": 1, "max_value": 65536}),
+}
+
+
+def _unix_newlines(cleaned: dict[str, Any]) -> dict[str, Any]:
+    # Browsers send a textarea's line breaks as CRLF; the catalog files use LF.
+    return {key: value.replace("\r\n", "\n") if isinstance(value, str) else value for key, value in cleaned.items()}
+
+
+class ModuleForm(forms.ModelForm[Module]):
+    one_liners_text = forms.CharField(label="One-liners (one per line)", widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    sources_yaml = forms.CharField(
+        label="Sources (YAML list)", required=False, widget=forms.Textarea(attrs={"rows": 5, "class": "code-plain", "spellcheck": "false"}),
+        help_text="e.g. - {kind: paper, title: Attention Is All You Need, authors: Vaswani et al., year: 2017, url: https://arxiv.org/abs/1706.03762}",
+    )
+
+    class Meta:
+        model = Module
+        fields = ["track", "slug", "external_id", "title", "order", "audience", "depth", "summary", "why_it_matters",
+                  "concept_md", "worked_example_md", "reference_md", "next_module_slug"]
+        widgets = {
+            "summary": forms.Textarea(attrs={"rows": 2}),
+            "why_it_matters": forms.Textarea(attrs={"rows": 2}),
+            "concept_md": forms.Textarea(attrs={"rows": 8, "class": "markdown"}),
+            "worked_example_md": forms.Textarea(attrs={"rows": 8, "class": "markdown"}),
+            "reference_md": forms.Textarea(attrs={"rows": 6, "class": "markdown"}),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        track_field = self.fields["track"]
+        assert isinstance(track_field, forms.ModelChoiceField)
+        track_field.queryset = Track.objects.all()
+        # The catalog's slug rule (lower-case words and hyphens), stricter than SlugField's.
+        self.fields["slug"].validators.append(RegexValidator(SLUG_PATTERN, "Lower-case letters, digits and single hyphens, e.g. kv-cache."))
+        self.fields["external_id"].required = True
+        for name in ("concept_md", "worked_example_md", "reference_md"):
+            # Markdown files are kept byte for byte (a trailing newline is content).
+            self.fields[name].strip = False  # type: ignore[attr-defined]
+        if self.instance.pk:
+            # The slug names the module's folder and URLs: fixed once made.
+            self.fields["slug"].disabled = True
+            self.fields["one_liners_text"].initial = "\n".join(self.instance.one_liners)
+            sources = [{key: value for key, value in dict(source).items() if value is not None} for source in self.instance.sources]
+            self.fields["sources_yaml"].initial = yaml.safe_dump(sources, sort_keys=False, allow_unicode=True, width=4096) if sources else ""
+
+    def clean_sources_yaml(self) -> list[dict[str, Any]]:
+        """The same checks as module.yaml's ``sources`` key (exercises.schema.Source)."""
+        text = self.cleaned_data.get("sources_yaml", "")
+        try:
+            data = yaml.safe_load(text) if text.strip() else []
+        except yaml.YAMLError as exc:
+            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        if not isinstance(data, list):
+            raise forms.ValidationError("Expected a list of sources (lines starting with '- ').")
+        sources = []
+        for index, item in enumerate(data, start=1):
+            try:
+                sources.append(Source.model_validate(item).model_dump(mode="json"))
+            except ValidationError as exc:
+                problems = "; ".join(f"key '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors())
+                raise forms.ValidationError(f"source {index}: {problems}") from exc
+        return sources
+
+    def clean(self) -> dict[str, Any]:
+        self.cleaned_data = _unix_newlines(super().clean() or {})
+        return self.cleaned_data
+
+    def save(self, commit: bool = True) -> Module:
+        self.instance.one_liners = [line.strip() for line in self.cleaned_data.get("one_liners_text", "").splitlines() if line.strip()]
+        self.instance.sources = self.cleaned_data.get("sources_yaml") or []
+        return super().save(commit)
+
+
+class NewRungForm(forms.Form):
+    slug = forms.RegexField(regex=SLUG_PATTERN, max_length=50, help_text="Lower-case words joined by hyphens, e.g. kv-cache-size.")
+    title = forms.CharField(max_length=200)
+
+    def clean_slug(self) -> str:
+        slug: str = self.cleaned_data["slug"]
+        if Rung.objects.filter(slug=slug).exists() or RungDraft.objects.filter(slug=slug).exists():
+            raise forms.ValidationError("A rung with this slug already exists.")
+        return slug
+
+
+class RungDraftForm(forms.ModelForm[RungDraft]):
+    """The draft's own fields plus the limits (a JSON field, edited one by one).
+
+    ``revision`` is the draft's ``updated_at`` when the page was opened: a
+    save over a newer revision (a co-owner saved meanwhile) is refused once,
+    showing the author their own edits, so nobody's work is lost silently.
+    """
+
+    revision = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    class Meta:
+        model = RungDraft
+        fields = ["title", "summary", "order", "minutes", "difficulty", "gpu", "instructions_md", "starter_code",
+                  "reference_code", "visible_tests", "hidden_tests"]
+        widgets = {
+            "instructions_md": forms.Textarea(attrs={"rows": 16, "class": "markdown", "spellcheck": "true"}),
+            "starter_code": _CODE,
+            "reference_code": _CODE,
+            "visible_tests": _CODE,
+            "hidden_tests": _CODE,
+            "summary": forms.TextInput(),
+        }
+        labels = {"gpu": "Needs a GPU", "instructions_md": "Instructions (Markdown, math with $...$)"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, low, high in (("order", 1, 99), ("minutes", 1, 240)):
+            number = self.fields[name]
+            assert isinstance(number, forms.IntegerField)
+            number.min_value, number.max_value = low, high
+            number.validators += [MinValueValidator(low), MaxValueValidator(high)]
+            number.widget.attrs.update({"min": low, "max": high})
+        for name in ("instructions_md", "starter_code", "reference_code", "visible_tests", "hidden_tests"):
+            # Code and Markdown are kept byte for byte (a trailing newline is content).
+            self.fields[name].strip = False  # type: ignore[attr-defined]
+            self.fields[name].required = False
+        self.fields["revision"].initial = self._current_revision()
+        current = {**Limits().model_dump(), **dict(self.instance.limits or {})}
+        for name, (label, field_class, options) in _LIMIT_FIELDS.items():
+            self.fields[f"limit_{name}"] = field_class(label=label, initial=current[name], **options)
+
+    def clean(self) -> dict[str, Any]:
+        self.cleaned_data = _unix_newlines(super().clean() or {})
+        return self.cleaned_data
+
+    def _current_revision(self) -> str:
+        return self.instance.updated_at.isoformat() if self.instance.pk and self.instance.updated_at else ""
+
+    def clean_revision(self) -> str:
+        revision: str = self.cleaned_data.get("revision", "")
+        current = self._current_revision()
+        # A client that does not send a revision (a script) opts out of the check.
+        if current and "revision" in self.data and revision != current:
+            # Carry the new revision in the re-rendered page: saving again overwrites.
+            self.data = {**self.data.dict(), "revision": current} if hasattr(self.data, "dict") else {**self.data, "revision": current}
+            editor = self.instance.updated_by.get_username() if self.instance.updated_by else "someone"
+            raise forms.ValidationError(f"{editor} saved this draft after you opened it. Your edits are below; save again to replace theirs.")
+        return revision
+
+    def save(self, commit: bool = True) -> RungDraft:
+        limits = {name: self.cleaned_data[f"limit_{name}"] for name in _LIMIT_FIELDS}
+        self.instance.limits = Limits.model_validate(limits).model_dump(mode="json")
+        return super().save(commit)
+
+
+class HiddenTestForm(forms.Form):
+    name = forms.RegexField(regex=r"^test_\w+$", required=False, max_length=200)
+    description = forms.CharField(max_length=300, required=False)
+    visibility = forms.ChoiceField(choices=TestVisibility.choices, initial=TestVisibility.HIDDEN)
+
+
+class WrongSolutionForm(forms.Form):
+    name = forms.RegexField(regex=r"^[a-z0-9_]+\.py$", required=False, max_length=100, help_text="e.g. forgets_values.py")
+    description = forms.CharField(max_length=300, required=False)
+    code = forms.CharField(required=False, widget=_CODE, strip=False)
+
+    def clean(self) -> dict[str, Any]:
+        self.cleaned_data = _unix_newlines(super().clean() or {})
+        return self.cleaned_data
+
+
+HiddenTestFormSet = forms.formset_factory(HiddenTestForm, extra=1)
+WrongSolutionFormSet = forms.formset_factory(WrongSolutionForm, extra=1)
+
+
+def hidden_initial(draft: RungDraft) -> list[dict[str, Any]]:
+    return [{"name": name, "description": meta.get("description", ""), "visibility": meta.get("visibility", "hidden")}
+            for name, meta in dict(draft.hidden_test_meta or {}).items()]
+
+
+def wrong_initial(draft: RungDraft) -> list[dict[str, Any]]:
+    return [{"name": name, "description": entry.get("description", ""), "code": entry.get("code", "")}
+            for name, entry in sorted(dict(draft.wrong_solutions or {}).items())]
+
+
+def hidden_meta_from(formset: Any) -> dict[str, dict[str, str]]:
+    return {row["name"]: {"description": row["description"], "visibility": row["visibility"]}
+            for row in formset.cleaned_data if row and row.get("name")}
+
+
+def wrong_from(formset: Any) -> dict[str, dict[str, str]]:
+    return {row["name"]: {"description": row["description"], "code": row["code"]}
+            for row in formset.cleaned_data if row and row.get("name")}
+
+
+class ImportForm(forms.Form):
+    archive = forms.FileField(label="Catalog zip", help_text="The layout of an export: <track>/track.yaml, <track>/<module>/module.yaml, rungs/NN-slug/...")
+
+
+class RejudgeApplyForm(forms.Form):
+    confirm = forms.BooleanField(required=True, label="Record the new outcomes (the old ones stay in this rejudge)")

@@ -1,0 +1,82 @@
+"""Work in progress on a rung, and the Checks that prove it before publishing.
+
+A draft is not a RungVersion: learners only ever get ``Rung.current_version``,
+which publishing creates from a draft whose latest Check passed on exactly
+the draft's current content.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from exercises.constants import Difficulty
+from exercises.models import Module, Rung, RungVersion
+
+from .constants import CheckStatus
+
+
+class RungDraft(models.Model):
+    """An editable copy of a rung's content. Field names follow RungVersion."""
+
+    module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="drafts")
+    # Null until the first publish creates the Rung: an unpublished rung does
+    # not exist for learners at all.
+    rung = models.OneToOneField(Rung, on_delete=models.CASCADE, null=True, blank=True, related_name="draft")
+    base_version = models.ForeignKey(RungVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    slug = models.SlugField(unique=True)
+    order = models.PositiveIntegerField(default=1)
+    title = models.CharField(max_length=200)
+    summary = models.CharField(max_length=300, blank=True)
+    minutes = models.PositiveIntegerField(default=10)
+    difficulty = models.CharField(max_length=10, choices=Difficulty.choices, default=Difficulty.EASY)
+    gpu = models.BooleanField(default=False)
+    limits = models.JSONField(default=dict, blank=True)
+    instructions_md = models.TextField(blank=True)
+    starter_code = models.TextField(blank=True)
+    reference_code = models.TextField(blank=True)
+    visible_tests = models.TextField(blank=True)
+    hidden_tests = models.TextField(blank=True)
+    # {test name: {"description": str, "visibility": "hidden" | "after_solve"}}
+    hidden_test_meta = models.JSONField(default=dict, blank=True)
+    # {file name: {"description": str, "code": str}}
+    wrong_solutions = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["module", "order", "slug"]
+        permissions = [("author_modules", "Can create modules and author the modules they own")]
+
+    def __str__(self) -> str:
+        return f"draft of {self.slug}"
+
+
+class RungCheck(models.Model):
+    """One run of ``validate_rung`` over a draft's content at one moment."""
+
+    draft = models.ForeignKey(RungDraft, on_delete=models.CASCADE, related_name="checks")
+    # The draft's content hash when the Check was asked for: a later edit
+    # makes the Check stale and publishing is refused until it runs again.
+    content_hash = models.CharField(max_length=64)
+    # The rung's files as checked ({relative path: text}): the worker checks
+    # this snapshot, never the draft, which may have changed since.
+    files = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=CheckStatus.choices, default=CheckStatus.QUEUED, db_index=True)
+    ok = models.BooleanField(default=False)
+    # [{"claim", "ok", "evidence"}], from exercises.validation.Fact.
+    facts = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(default=0.0)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        get_latest_by = "created_at"
+
+    def __str__(self) -> str:
+        return f"check #{self.pk} of {self.draft.slug}: {self.status} {'ok' if self.ok else ''}"

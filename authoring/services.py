@@ -1,0 +1,188 @@
+"""Authoring services: drafts, Checks in the real sandbox, publishing.
+
+A draft holds work in progress; a Check runs ``validate_rung`` over a
+snapshot of the draft's files on a worker; publishing turns the draft into
+a new immutable RungVersion, and only when the latest Check passed on
+exactly the draft's current content.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from exercises.exceptions import CatalogError
+from exercises.loader import RungFiles
+from exercises.models import Module, Rung, RungVersion
+from exercises.services import publish_rung_version
+from exercises.validation import RungSource, validate_rung
+from grader.constants import QUEUE_GPU, QUEUE_SUBMIT
+from sandbox.runner import SandboxRunner
+
+from .constants import CheckStatus
+from .exceptions import AuthoringError, PublishRefused
+from .models import RungCheck, RungDraft
+from .transfer import read_rung_files, rung_files
+
+log = logging.getLogger(__name__)
+
+
+def draft_from_version(module: Module, rung: Rung) -> RungDraft:
+    """An unsaved draft holding the rung's published content (saved on the first edit)."""
+    version = rung.current_version
+    draft = RungDraft(module=module, rung=rung, base_version=version, slug=rung.slug, order=rung.order)
+    if version is not None:
+        for name in ("title", "summary", "minutes", "difficulty", "gpu", "limits", "instructions_md", "starter_code",
+                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions"):
+            setattr(draft, name, getattr(version, name))
+    return draft
+
+
+def get_draft(module: Module, slug: str) -> RungDraft | None:
+    """The module's draft for ``slug``, else an unsaved one from the published rung, else None."""
+    draft = RungDraft.objects.filter(module=module, slug=slug).select_related("rung__current_version", "base_version").first()
+    if draft is not None:
+        return draft
+    rung = Rung.objects.filter(module=module, slug=slug).select_related("current_version").first()
+    if rung is None:
+        return None
+    return draft_from_version(module, rung)
+
+
+def create_draft(*, module: Module, slug: str, title: str, user: Any) -> RungDraft:
+    if Rung.objects.filter(slug=slug).exists() or RungDraft.objects.filter(slug=slug).exists():
+        raise AuthoringError(f"a rung called '{slug}' already exists")
+    order = max([0, *module.rungs.values_list("order", flat=True), *module.drafts.values_list("order", flat=True)]) + 1
+    return RungDraft.objects.create(
+        module=module, slug=slug, title=title, order=min(order, 99), updated_by=user,
+        instructions_md=f"# {title}\n\nWhat to build, and the rules.\n",
+        starter_code="def solve():\n    raise NotImplementedError\n",
+        reference_code="def solve():\n    return 42\n",
+        # Tests reach the learner's module through the ``solution`` fixture.
+        visible_tests="def test_example(solution):\n    assert solution.solve() == 42\n",
+        hidden_tests="def test_edge_case(solution):\n    assert solution.solve() == 42\n",
+        hidden_test_meta={"test_edge_case": {"description": "An edge case.", "visibility": "hidden"}},
+    )
+
+
+def draft_files(draft: RungDraft) -> dict[str, str]:
+    return rung_files(draft, draft.slug)
+
+
+def build_draft(draft: RungDraft) -> RungFiles:
+    """The draft as the catalog loader reads it; CatalogError names the problem."""
+    return read_rung_files(draft_files(draft), draft.slug, draft.order)
+
+
+def draft_state(draft: RungDraft) -> dict[str, Any]:
+    """Where a draft stands: its problems, its hash, its latest Check and whether it may be published."""
+    problems: list[str] = []
+    digest = ""
+    try:
+        digest = build_draft(draft).content_hash
+    except CatalogError as exc:
+        problems.append(str(exc))
+    check = draft.checks.first() if draft.pk else None
+    fresh = check is not None and check.content_hash == digest
+    published = draft.rung.current_version if draft.rung_id and draft.rung else None
+    unchanged = published is not None and published.content_hash == digest
+    return {
+        "problems": problems,
+        "content_hash": digest,
+        "check": check,
+        "check_fresh": fresh,
+        "publishable": bool(digest and check is not None and fresh and check.status == CheckStatus.DONE and check.ok and not unchanged),
+        "unchanged": unchanged,
+        "published": published,
+        "base_outdated": bool(published and draft.base_version_id and published.pk != draft.base_version_id),
+    }
+
+
+def enqueue_check(check_id: int, queue: str = QUEUE_SUBMIT) -> None:
+    from .tasks import check_draft_task
+
+    check_draft_task.apply_async(args=(check_id,), queue=queue)
+
+
+def request_check(draft: RungDraft, user: Any) -> RungCheck:
+    """Snapshot the draft's files and queue a Check of them (after commit)."""
+    try:
+        files = build_draft(draft)
+    except CatalogError as exc:
+        raise AuthoringError(f"fix this first: {exc}") from exc
+    with transaction.atomic():
+        check = RungCheck.objects.create(draft=draft, content_hash=files.content_hash, files=draft_files(draft), requested_by=user)
+        # A Check is a burst of Submit-sized jobs: it waits with the Submits (or the GPU work).
+        queue = QUEUE_GPU if files.meta.gpu and settings.SANDBOX_GPU_ENABLED else QUEUE_SUBMIT
+        transaction.on_commit(lambda: enqueue_check(check.pk, queue))
+    return check
+
+
+def run_check(check_id: int, *, runner: SandboxRunner | Any | None = None) -> RungCheck | None:
+    """Claim a queued Check, validate its snapshot in the sandbox, store each fact.
+
+    None when there was nothing to claim (a redelivered task).
+    """
+    claimed = RungCheck.objects.filter(pk=check_id, status=CheckStatus.QUEUED).update(status=CheckStatus.RUNNING, started_at=timezone.now())
+    if claimed != 1:
+        return None
+    check = RungCheck.objects.select_related("draft").get(pk=check_id)
+    try:
+        files = read_rung_files(check.files, check.draft.slug, check.draft.order)
+        if runner is None:
+            from grader.services import default_runner
+
+            runner = default_runner()
+        report = validate_rung(RungSource.from_files(files), runner)
+    except Exception as exc:  # any failure ends the Check, visibly, instead of leaving it running
+        log.exception("check %s failed to run", check_id)
+        RungCheck.objects.filter(pk=check_id).update(status=CheckStatus.DONE, ok=False, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now())
+        check.refresh_from_db()
+        return check
+    RungCheck.objects.filter(pk=check_id).update(
+        status=CheckStatus.DONE,
+        ok=report.ok,
+        facts=[{"claim": fact.claim, "ok": fact.ok, "evidence": fact.evidence} for fact in report.facts],
+        summary=report.summary(),
+        seconds=report.seconds,
+        finished_at=timezone.now(),
+    )
+    check.refresh_from_db()
+    return check
+
+
+@transaction.atomic
+def publish_draft(draft: RungDraft, user: Any) -> RungVersion:
+    """Make the draft the rung's new current version; refused unless the latest Check passed on this content."""
+    draft = RungDraft.objects.select_for_update().get(pk=draft.pk)
+    try:
+        files = build_draft(draft)
+    except CatalogError as exc:
+        raise PublishRefused(str(exc)) from exc
+    check = draft.checks.first()
+    if check is None:
+        raise PublishRefused("run a Check first: publishing needs a passing Check")
+    if check.content_hash != files.content_hash:
+        raise PublishRefused("the draft changed since its last Check: run the Check again")
+    if check.status != CheckStatus.DONE:
+        raise PublishRefused("the Check has not finished yet")
+    if not check.ok:
+        raise PublishRefused("the last Check failed: fix the failing facts and check again")
+    rung = draft.rung
+    if rung is None:
+        if Rung.objects.filter(slug=draft.slug).exists():
+            raise PublishRefused(f"a rung called '{draft.slug}' already exists")
+        rung = Rung.objects.create(module=draft.module, slug=draft.slug, order=draft.order)
+    elif rung.order != draft.order:
+        rung.order = draft.order
+        rung.save(update_fields=["order"])
+    version = publish_rung_version(rung, files)
+    if version is None:
+        raise PublishRefused("nothing to publish: the draft equals the published version")
+    draft.rung, draft.base_version, draft.updated_by = rung, version, user
+    draft.save(update_fields=["rung", "base_version", "updated_by", "updated_at"])
+    return version

@@ -1,0 +1,150 @@
+"""Personas of authoring (on top of the shared learner, other learner and admin),
+and a fake sandbox runner for tests where Docker is not the point."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group
+
+from authoring.constants import INSTRUCTORS_GROUP
+from sandbox.jobs import CaseResult, Job, JobResult
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # Each persona's password is hashed once per test; the default hasher is slow by design.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _make_instructor(django_user_model: Any, username: str) -> Any:
+    user = django_user_model.objects.create_user(username=username, password="instructor-pass-1")
+    group, _ = Group.objects.get_or_create(name=INSTRUCTORS_GROUP)
+    user.groups.add(group)
+    return user
+
+
+@pytest.fixture
+def instructor(django_user_model: Any) -> Any:
+    return _make_instructor(django_user_model, "ines")
+
+
+@pytest.fixture
+def other_instructor(django_user_model: Any) -> Any:
+    return _make_instructor(django_user_model, "ivan")
+
+
+def test_names(source: str) -> list[str]:
+    tree = ast.parse(source)
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+
+
+class FakeRunner:
+    """Grades by rules instead of Docker: ``passes(job) -> set of passing test names``."""
+
+    def __init__(self, passes: Any) -> None:
+        self.passes = passes
+        self.jobs: list[Job] = []
+
+    def run(self, job: Job, on_event: Any = None) -> JobResult:
+        self.jobs.append(job)
+        names = [name for source in job.tests.values() for name in test_names(source)]
+        passing = self.passes(job)
+        tests = [CaseResult(name=name, outcome="passed" if name in passing else "failed", message="" if name in passing else "assert False")
+                 for name in names]
+        outcome = "passed" if all(test.outcome == "passed" for test in tests) else "failed"
+        return JobResult(outcome=outcome, tests=tests, timings={"run_s": 0.01})
+
+
+class InProcessRunner:
+    """Runs a job's tests in this process, with the learner's module as the ``solution`` fixture.
+
+    For tests where Docker is not the point: the verdicts are real, the
+    isolation is none, so it only ever runs this suite's own small rungs.
+    """
+
+    def __init__(self) -> None:
+        self.jobs: list[Job] = []
+
+    def run(self, job: Job, on_event: Any = None) -> JobResult:
+        import inspect
+        import sys
+        import types
+
+        self.jobs.append(job)
+        solution = types.ModuleType("solution")
+        saved = sys.modules.get("solution")
+        tests: list[CaseResult] = []
+        try:
+            try:
+                exec(compile(job.source, "solution.py", "exec"), solution.__dict__)
+            except Exception as exc:  # noqa: BLE001 - the learner's code may raise anything
+                return JobResult(outcome="error", message=f"{type(exc).__name__}: {exc}")
+            sys.modules["solution"] = solution
+            for filename, source in job.tests.items():
+                namespace: dict[str, Any] = {}
+                exec(compile(source, filename, "exec"), namespace)
+                for name in test_names(source):
+                    wants = inspect.signature(namespace[name]).parameters
+                    try:
+                        namespace[name](**({"solution": solution} if "solution" in wants else {}))
+                    except Exception as exc:  # noqa: BLE001 - a failing test
+                        tests.append(CaseResult(name=name, outcome="failed", message=f"{type(exc).__name__}: {exc}"))
+                    else:
+                        tests.append(CaseResult(name=name, outcome="passed"))
+        finally:
+            if saved is None:
+                sys.modules.pop("solution", None)
+            else:
+                sys.modules["solution"] = saved
+        outcome = "passed" if tests and all(test.outcome == "passed" for test in tests) else "failed"
+        return JobResult(outcome=outcome, tests=tests, timings={"run_s": 0.001})
+
+
+@pytest.fixture
+def in_process_runner() -> InProcessRunner:
+    return InProcessRunner()
+
+
+ADD_RUNG: dict[str, Any] = {
+    "title": "Add two numbers",
+    "summary": "A warm-up.",
+    "order": "1",
+    "minutes": "5",
+    "difficulty": "easy",
+    "limit_time_s": "10",
+    "limit_memory_mb": "256",
+    "limit_cpus": "1.0",
+    "limit_pids": "64",
+    "limit_tmpfs_mb": "16",
+    "limit_output_kb": "64",
+    "instructions_md": "# Add two numbers\r\n\r\nReturn $a + b$ for any numbers.\r\n",
+    "starter_code": "def add(a, b):\r\n    raise NotImplementedError\r\n",
+    "reference_code": "def add(a, b):\r\n    return a + b\r\n",
+    "visible_tests": "def test_small_numbers(solution):\r\n    assert solution.add(2, 3) == 5\r\n",
+    "hidden_tests": (
+        "def test_negative_numbers(solution):\r\n    assert solution.add(-2, -3) == -5\r\n\r\n\r\n"
+        "def test_zero(solution):\r\n    assert solution.add(0, 7) == 7\r\n"
+    ),
+    "hidden-TOTAL_FORMS": "2",
+    "hidden-INITIAL_FORMS": "0",
+    "hidden-0-name": "test_negative_numbers",
+    "hidden-0-description": "Two negative numbers.",
+    "hidden-0-visibility": "hidden",
+    "hidden-1-name": "test_zero",
+    "hidden-1-description": "Zero on one side.",
+    "hidden-1-visibility": "after_solve",
+    "wrong-TOTAL_FORMS": "3",
+    "wrong-INITIAL_FORMS": "0",
+    "wrong-0-name": "ignores_negatives.py",
+    "wrong-0-description": "Treats negative numbers as zero.",
+    "wrong-0-code": "def add(a, b):\r\n    return max(a, 0) + max(b, 0)\r\n",
+    "wrong-1-name": "multiplies.py",
+    "wrong-1-description": "Multiplies instead of adding.",
+    "wrong-1-code": "def add(a, b):\r\n    return a * b + 1 if a else a * b\r\n",
+    "wrong-2-name": "absolute.py",
+    "wrong-2-description": "Adds the absolute values.",
+    "wrong-2-code": "def add(a, b):\r\n    return abs(a) + abs(b)\r\n",
+}

@@ -1,0 +1,169 @@
+"""An instructor authors a rung in the browser's forms: draft, Check, publish, export, import."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from authoring import services, transfer
+from authoring.models import RungCheck, RungDraft
+from exercises.models import Module, Rung, RungVersion, Track
+
+from .conftest import ADD_RUNG
+
+pytestmark = pytest.mark.django_db
+
+MODULE = {
+    "slug": "warm-ups", "external_id": "P0.warm-ups.01", "title": "Warm-ups", "order": "3", "audience": "", "depth": "",
+    "summary": "Small things.", "why_it_matters": "", "concept_md": "Adding is **easy**.", "worked_example_md": "", "reference_md": "",
+    "next_module_slug": "", "one_liners_text": "a + b\r\nb + a",
+}
+
+
+@pytest.fixture
+def track() -> Track:
+    return Track.objects.create(slug="basics", title="Basics")
+
+
+@pytest.fixture
+def checks(monkeypatch) -> list[int]:
+    """Checks queued after commit, run by the test itself instead of a worker."""
+    queued: list[int] = []
+    monkeypatch.setattr(services, "enqueue_check", lambda pk, queue: queued.append(pk))
+    return queued
+
+
+def _author(client: Any, track: Track, django_capture_on_commit_callbacks: Any, **overrides: str) -> None:
+    response = client.post("/author/modules/new", {**MODULE, "track": track.pk})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    response = client.post("/author/modules/warm-ups/rungs/new", {"rung-slug": "add-two", "rung-title": "Add two numbers"})
+    assert response.status_code == 302 and response["Location"] == "/author/modules/warm-ups/rungs/add-two/"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/author/modules/warm-ups/rungs/add-two/", {**ADD_RUNG, "action": "check", **overrides})
+    assert response.status_code == 302, response.content.decode()[:3000]
+
+
+def test_an_instructor_authors_checks_and_publishes_a_rung_that_learners_then_get(
+    client, instructor, learner, track, checks, in_process_runner, django_capture_on_commit_callbacks
+):
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks)
+    module = Module.objects.get(slug="warm-ups")
+    assert list(module.owners.all()) == [instructor]
+    assert module.one_liners == ["a + b", "b + a"]
+    draft = RungDraft.objects.get(slug="add-two")
+    assert draft.starter_code == "def add(a, b):\n    raise NotImplementedError\n"  # LF, trailing newline kept
+    assert draft.hidden_test_meta["test_zero"] == {"description": "Zero on one side.", "visibility": "after_solve"}
+
+    # Drafts are invisible to learners.
+    learner_client = type(client)()
+    learner_client.force_login(learner)
+    assert learner_client.get("/rungs/add-two/").status_code == 404
+    assert not Rung.objects.filter(slug="add-two").exists()
+
+    # Publishing before the Check has run is refused.
+    response = client.post("/author/modules/warm-ups/rungs/add-two/publish", follow=True)
+    assert "Not published" in response.content.decode()
+
+    assert len(checks) == 1
+    check = services.run_check(checks[0], runner=in_process_runner)
+    assert check is not None
+    assert check.ok, check.facts
+    page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
+    assert "the reference passes every hidden test" in page and "passed: 2/2 tests passed" in page
+
+    response = client.post("/author/modules/warm-ups/rungs/add-two/publish", follow=True)
+    assert "Published version 1" in response.content.decode()
+    version = RungVersion.objects.get(rung__slug="add-two")
+    assert version.number == 1 and version.hidden_test_meta["test_zero"]["visibility"] == "after_solve"
+    assert version.content_hash == check.content_hash
+    workspace = learner_client.get("/rungs/add-two/")
+    assert workspace.status_code == 200 and "raise NotImplementedError" in workspace.content.decode()
+    assert "return a + b" not in workspace.content.decode()  # the reference stays hidden
+
+
+def test_publishing_is_refused_when_the_check_is_stale_or_failed(
+    client, instructor, track, checks, in_process_runner, django_capture_on_commit_callbacks
+):
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks)
+    services.run_check(checks[0], runner=in_process_runner)
+
+    # An edit after the Check makes it stale.
+    response = client.post("/author/modules/warm-ups/rungs/add-two/", {**ADD_RUNG, "title": "Add two numbers, again", "action": "save"})
+    assert response.status_code == 302
+    response = client.post("/author/modules/warm-ups/rungs/add-two/publish", follow=True)
+    assert "changed since its last Check" in response.content.decode()
+    assert not RungVersion.objects.exists()
+
+    # A reference that fails its own tests: the Check fails, and so does publishing.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/author/modules/warm-ups/rungs/add-two/", {**ADD_RUNG, "reference_code": "def add(a, b):\n    return a - b\n", "action": "check"})
+    check = services.run_check(checks[-1], runner=in_process_runner)
+    assert check is not None and not check.ok
+    failing = [fact["claim"] for fact in check.facts if not fact["ok"]]
+    assert "the reference passes every visible test" in failing
+    response = client.post("/author/modules/warm-ups/rungs/add-two/publish", follow=True)
+    assert "last Check failed" in response.content.decode()
+    assert not RungVersion.objects.exists()
+
+
+def test_a_draft_with_an_undescribed_hidden_test_cannot_be_checked(client, instructor, track, checks, django_capture_on_commit_callbacks):
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks, **{"hidden-1-name": ""})
+    assert checks == [] and not RungCheck.objects.exists()
+    page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
+    assert "key &#x27;hidden_tests.test_zero&#x27;: missing" in page
+
+
+def test_a_rung_authored_in_the_views_round_trips_through_export_and_import_unchanged(
+    client, admin_user, instructor, track, checks, in_process_runner, django_capture_on_commit_callbacks
+):
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks)
+    services.run_check(checks[0], runner=in_process_runner)
+    client.post("/author/modules/warm-ups/rungs/add-two/publish")
+    first = client.get("/author/modules/warm-ups/export.zip").content
+    files = transfer.unzip_files(first)
+    assert files["basics/warm-ups/rungs/01-add-two/wrong/absolute.py"] == "def add(a, b):\n    return abs(a) + abs(b)\n"
+    assert files["basics/warm-ups/concept.md"] == "Adding is **easy**."
+    digest = RungVersion.objects.get().content_hash
+
+    Rung.objects.update(current_version=None)
+    Track.objects.all().delete()
+    Track.objects.create(slug="basics", title="Basics")  # instructors import into existing tracks only
+    upload = io.BytesIO(first)
+    upload.name = "warm-ups.zip"
+    response = client.post("/author/import", {"archive": upload}, follow=True)
+    assert "Imported 1 module(s), 1 rung(s)" in response.content.decode()
+    assert list(Module.objects.get(slug="warm-ups").owners.all()) == [instructor]
+    assert RungVersion.objects.get().content_hash == digest
+    assert client.get("/author/modules/warm-ups/export.zip").content == first
+
+
+def test_a_save_over_a_co_owners_newer_save_is_refused_once(client, instructor, other_instructor, track, django_capture_on_commit_callbacks, checks):
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks)
+    Module.objects.get(slug="warm-ups").owners.add(other_instructor)
+    page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
+    import re
+
+    opened = re.search(r'name="revision" value="([^"]+)"', page)
+    assert opened
+
+    other = type(client)()
+    other.force_login(other_instructor)
+    revision = re.search(r'name="revision" value="([^"]+)"', other.get("/author/modules/warm-ups/rungs/add-two/").content.decode())
+    assert revision
+    assert other.post("/author/modules/warm-ups/rungs/add-two/", {**ADD_RUNG, "title": "Theirs", "revision": revision.group(1)}).status_code == 302
+
+    mine = {**ADD_RUNG, "title": "Mine", "revision": opened.group(1)}
+    response = client.post("/author/modules/warm-ups/rungs/add-two/", mine)
+    assert response.status_code == 200 and "ivan saved this draft after you opened it" in response.content.decode()
+    assert RungDraft.objects.get(slug="add-two").title == "Theirs"
+    again = re.search(r'name="revision" value="([^"]+)"', response.content.decode())
+    assert again and again.group(1) != opened.group(1)
+    assert client.post("/author/modules/warm-ups/rungs/add-two/", {**mine, "revision": again.group(1)}).status_code == 302
+    assert RungDraft.objects.get(slug="add-two").title == "Mine"

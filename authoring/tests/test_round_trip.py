@@ -1,0 +1,127 @@
+"""Export a module to the catalog's file layout and import it back: nothing changes."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from authoring import transfer
+from authoring.exceptions import ImportRefused
+from exercises.loader import read_module
+from exercises.models import Module, Rung, RungVersion, Track
+from exercises.services import sync_catalog
+
+pytestmark = pytest.mark.django_db
+
+TRACK = "llm-systems-frontier"
+MODULE = "inference-and-serving"
+
+
+def _wipe_catalog() -> None:
+    # NOTE: Rung.current_version protects its version; clear it so the whole catalog can go.
+    Rung.objects.update(current_version=None)
+    Track.objects.all().delete()
+    assert not Module.objects.exists() and not RungVersion.objects.exists()
+
+
+def _unzip(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_the_shipped_module_survives_export_import_export_byte_for_byte(catalog, admin_user, client, settings):
+    shipped = read_module(Path(settings.EXERCISES_DIR) / TRACK / MODULE)
+    client.force_login(admin_user)
+    first = client.get(f"/author/modules/{MODULE}/export.zip")
+    assert first.status_code == 200 and first["Content-Type"] == "application/zip"
+
+    _wipe_catalog()
+    upload = io.BytesIO(first.content)
+    upload.name = f"{MODULE}.zip"
+    response = client.post("/author/import", {"archive": upload})
+    assert response.status_code == 302
+    assert Module.objects.filter(slug=MODULE).exists()
+
+    second = client.get(f"/author/modules/{MODULE}/export.zip")
+    assert _unzip(first.content) == _unzip(second.content)  # identical bytes per file
+    assert first.content == second.content  # and the zip itself
+
+    # What a learner is graded against is what the files say: same hash, version 1, nothing else.
+    for rung_files in shipped.rungs:
+        rung = Rung.objects.get(slug=rung_files.meta.slug)
+        assert rung.current_version is not None
+        assert rung.current_version.content_hash == rung_files.content_hash, rung.slug
+        assert rung.versions.count() == 1
+    # A second import of the same files creates nothing.
+    report = transfer.import_files(transfer.unzip_files(second.content), admin_user)
+    assert report.new_versions == [] and report.changed_modules == []
+
+
+def test_the_export_keeps_every_text_file_of_the_shipped_module_and_the_meaning_of_its_yaml(catalog, settings):
+    root = Path(settings.EXERCISES_DIR) / TRACK
+    files = transfer.export_module(Module.objects.get(slug=MODULE))
+    shipped = {str(path.relative_to(root.parent)): path for path in root.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    assert set(files) == set(shipped)
+    for name, path in shipped.items():
+        if name.endswith(".yaml"):
+            # YAML is written canonically (flow style, quoting, defaults spelled out) but means the same.
+            exported, original = yaml.safe_load(files[name]), yaml.safe_load(path.read_text())
+            if name.endswith("rung.yaml"):
+                assert {**exported, "limits": None} == {**original, "limits": None}
+                assert original["limits"].items() <= exported["limits"].items()
+            elif name.endswith("module.yaml"):
+                assert exported == original
+            else:
+                assert exported == original
+        else:
+            assert files[name] == path.read_text(), name
+
+
+def test_an_import_re_read_by_sync_catalog_from_disk_changes_nothing(catalog, tmp_path):
+    files = transfer.export_module(Module.objects.get(slug=MODULE))
+    transfer.write_tree(tmp_path, files)
+    report = sync_catalog(tmp_path)
+    assert report.new_versions == [] and not report.changed
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [("../evil.py", "not a plain relative path"), ("/etc/passwd", "not a plain relative path")],
+)
+def test_it_refuses_paths_outside_the_catalog(name, problem):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(name, "x")
+    with pytest.raises(ImportRefused, match=problem):
+        transfer.unzip_files(buffer.getvalue())
+
+
+def test_it_refuses_a_symlink_in_the_zip():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        info = zipfile.ZipInfo("t/link")
+        info.external_attr = (0o120777) << 16
+        archive.writestr(info, "/etc/passwd")
+    with pytest.raises(ImportRefused, match="plain files"):
+        transfer.unzip_files(buffer.getvalue())
+
+
+def test_it_refuses_a_broken_rung_naming_the_file_and_key(catalog, admin_user):
+    files = transfer.export_module(Module.objects.get(slug=MODULE))
+    key = f"{TRACK}/{MODULE}/rungs/01-kv-cache-size/rung.yaml"
+    files[key] = files[key].replace("minutes: 8", "minutes: 0")
+    with pytest.raises(ImportRefused, match=r"01-kv-cache-size/rung.yaml: key 'minutes'"):
+        transfer.import_files(files, admin_user)
+
+
+def test_an_instructor_cannot_import_over_a_module_they_do_not_own(catalog, instructor):
+    files = transfer.export_module(Module.objects.get(slug=MODULE))
+    with pytest.raises(ImportRefused, match="belongs to other instructors"):
+        transfer.import_files(files, instructor)
+    Module.objects.get(slug=MODULE).owners.add(instructor)
+    report = transfer.import_files(files, instructor)
+    assert report.new_versions == []

@@ -1,0 +1,363 @@
+"""Authoring pages: instructors edit their modules; admins everything.
+
+Every view authorises first through one helper (``_get_module_for_editor``,
+``_require_instructor`` or ``_require_admin``), then validates a form,
+calls one service and renders.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from exercises.models import Module, Rung
+from frontend.markdown import render_markdown
+from grader.models import Rejudge
+
+from . import operations, rejudge, services, stats, transfer
+from .exceptions import AuthoringError, ImportRefused, PublishRefused
+from .forms import (
+    HiddenTestFormSet,
+    ImportForm,
+    ModuleForm,
+    NewRungForm,
+    RejudgeApplyForm,
+    RungDraftForm,
+    WrongSolutionFormSet,
+    hidden_initial,
+    hidden_meta_from,
+    wrong_from,
+    wrong_initial,
+)
+from .models import RungCheck, RungDraft
+from .roles import can_edit_module, editable_modules, is_admin, is_instructor
+
+
+class _LoginRequired(Exception):
+    pass
+
+
+def _require_login(request: HttpRequest) -> None:
+    if not request.user.is_authenticated:
+        raise _LoginRequired
+
+
+def _require_instructor(request: HttpRequest) -> None:
+    _require_login(request)
+    if not is_instructor(request.user):
+        raise PermissionDenied("Only instructors author modules.")
+
+
+def _require_admin(request: HttpRequest) -> None:
+    _require_login(request)
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins see this page.")
+
+
+def _get_module_for_editor(request: HttpRequest, slug: str) -> Module:
+    """The module ``slug`` if the user may author it: its owners and admins. 403 for anyone else."""
+    _require_instructor(request)
+    module = get_object_or_404(Module.objects.select_related("track"), slug=slug)
+    if not can_edit_module(request.user, module):
+        raise PermissionDenied("You do not own this module.")
+    return module
+
+
+def _get_draft_for_editor(request: HttpRequest, slug: str, rung_slug: str) -> tuple[Module, RungDraft]:
+    module = _get_module_for_editor(request, slug)
+    draft = services.get_draft(module, rung_slug)
+    if draft is None:
+        raise Http404("No such rung in this module.")
+    return module, draft
+
+
+def _guarded(view: Any) -> Any:
+    """Anonymous users go to the login page; everything else the helpers decide."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            response: HttpResponse = view(request, *args, **kwargs)
+        except _LoginRequired:
+            if request.headers.get("Accept", "").startswith("application/json") or request.method != "GET":
+                return JsonResponse({"error": "log in first"}, status=401)
+            return redirect_to_login(request.get_full_path())
+        return response
+
+    return wrapper
+
+
+# --- Modules ------------------------------------------------------------------
+
+
+@_guarded
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    _require_instructor(request)
+    modules = list(editable_modules(request.user).prefetch_related("rungs", "drafts"))
+    return render(request, "authoring/home.html", {"modules": modules, "import_form": ImportForm(), "is_admin": is_admin(request.user)})
+
+
+@_guarded
+@require_http_methods(["GET", "POST"])
+def module_create(request: HttpRequest) -> HttpResponse:
+    _require_instructor(request)
+    form = ModuleForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            module = form.save()
+            module.owners.add(request.user)  # type: ignore[arg-type]  # logged in: _require_instructor
+        messages.success(request, f"Module “{module.title}” created. Add its first rung.")
+        return redirect("authoring:module", slug=module.slug)
+    return render(request, "authoring/module_form.html", {"form": form, "module": None})
+
+
+@_guarded
+@require_http_methods(["GET", "POST"])
+def module_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    form = ModuleForm(request.POST or None, instance=module)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Module saved.")
+        return redirect("authoring:module", slug=module.slug)
+    rungs = list(Rung.objects.filter(module=module).select_related("current_version").order_by("order", "slug"))
+    drafts = {draft.slug: draft for draft in RungDraft.objects.filter(module=module)}
+    ladder = [{"slug": rung.slug, "order": rung.order, "version": rung.current_version, "draft": drafts.pop(rung.slug, None)} for rung in rungs]
+    ladder += [{"slug": draft.slug, "order": draft.order, "version": None, "draft": draft} for draft in drafts.values()]
+    ladder.sort(key=lambda row: (row["order"], row["slug"]))
+    return render(request, "authoring/module_form.html", {
+        "form": form, "module": module, "ladder": ladder, "new_rung_form": NewRungForm(prefix="rung"), "owners": module.owners.all(),
+    })
+
+
+@_guarded
+@require_POST
+def rung_create(request: HttpRequest, slug: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    form = NewRungForm(request.POST, prefix="rung")
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, str(error))
+        return redirect("authoring:module", slug=module.slug)
+    try:
+        draft = services.create_draft(module=module, slug=form.cleaned_data["slug"], title=form.cleaned_data["title"], user=request.user)
+    except AuthoringError as exc:
+        messages.error(request, str(exc))
+        return redirect("authoring:module", slug=module.slug)
+    return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
+
+
+@_guarded
+@require_GET
+def module_export(request: HttpRequest, slug: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    data = transfer.zip_files(transfer.export_module(module))
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{module.slug}.zip"'
+    return response
+
+
+@_guarded
+@require_POST
+def catalog_import(request: HttpRequest) -> HttpResponse:
+    _require_instructor(request)
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a zip file to import.")
+        return redirect("authoring:home")
+    upload = form.cleaned_data["archive"]
+    if upload.size > transfer.MAX_IMPORT_BYTES:
+        messages.error(request, "The zip is too large.")
+        return redirect("authoring:home")
+    try:
+        report = transfer.import_files(transfer.unzip_files(upload.read()), request.user)
+    except ImportRefused as exc:
+        messages.error(request, f"Import refused: {exc}")
+        return redirect("authoring:home")
+    changed = ", ".join(report.new_versions) or "none"
+    messages.success(request, f"Imported {report.modules} module(s), {report.rungs} rung(s); new versions: {changed}.")
+    return redirect("authoring:home")
+
+
+@_guarded
+@require_GET
+def module_progress_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    header, rows = stats.best_outcomes(module)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{module.slug}-progress.csv"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    # NOTE: a username may start with = + - or @; spreadsheets would run it as a formula.
+    writer.writerows([_csv_safe(row[0]), *row[1:]] for row in rows)
+    return response
+
+
+def _csv_safe(text: str) -> str:
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+
+
+# --- Rung drafts ----------------------------------------------------------------
+
+
+def _editor_context(module: Module, draft: RungDraft, form: RungDraftForm, hidden: Any, wrong: Any) -> dict[str, Any]:
+    return {"module": module, "draft": draft, "form": form, "hidden_formset": hidden, "wrong_formset": wrong,
+            "state": services.draft_state(draft),
+            "preview": render_markdown(draft.instructions_md)}
+
+
+@_guarded
+@require_http_methods(["GET", "POST"])
+def rung_edit(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+    module, draft = _get_draft_for_editor(request, slug, rung)
+    if request.method == "POST":
+        form = RungDraftForm(request.POST, instance=draft)
+        hidden = HiddenTestFormSet(request.POST, prefix="hidden")
+        wrong = WrongSolutionFormSet(request.POST, prefix="wrong")
+        if form.is_valid() and hidden.is_valid() and wrong.is_valid():
+            draft = form.save(commit=False)
+            draft.hidden_test_meta = hidden_meta_from(hidden)
+            draft.wrong_solutions = wrong_from(wrong)
+            draft.updated_by_id = request.user.pk
+            draft.save()
+            action = request.POST.get("action", "save")
+            if action == "check":
+                try:
+                    services.request_check(draft, request.user)
+                    messages.info(request, "Draft saved; the Check is queued.")
+                except AuthoringError as exc:
+                    messages.error(request, str(exc))
+            else:
+                messages.success(request, "Draft saved.")
+            return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
+    else:
+        form = RungDraftForm(instance=draft)
+        hidden = HiddenTestFormSet(initial=hidden_initial(draft), prefix="hidden")
+        wrong = WrongSolutionFormSet(initial=wrong_initial(draft), prefix="wrong")
+    return render(request, "authoring/rung_form.html", _editor_context(module, draft, form, hidden, wrong))
+
+
+@_guarded
+@require_POST
+def rung_check(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+    module, draft = _get_draft_for_editor(request, slug, rung)
+    if draft.pk is None:
+        draft.updated_by_id = request.user.pk
+        draft.save()
+    try:
+        services.request_check(draft, request.user)
+        messages.info(request, "The Check is queued.")
+    except AuthoringError as exc:
+        messages.error(request, str(exc))
+    return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
+
+
+@_guarded
+@require_GET
+def check_state(request: HttpRequest, slug: str, rung: str, pk: int) -> JsonResponse:
+    """The JSON state of one Check (the editor polls it while the Check runs)."""
+    _module, draft = _get_draft_for_editor(request, slug, rung)
+    check = get_object_or_404(RungCheck, pk=pk, draft__pk=draft.pk)
+    return JsonResponse({"status": check.status, "ok": check.ok, "facts": check.facts, "error": check.error, "seconds": check.seconds})
+
+
+@_guarded
+@require_POST
+def rung_publish(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+    module, draft = _get_draft_for_editor(request, slug, rung)
+    if draft.pk is None:
+        messages.error(request, "Nothing to publish: the draft equals the published version.")
+        return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
+    try:
+        version = services.publish_draft(draft, request.user)
+    except PublishRefused as exc:
+        messages.error(request, f"Not published: {exc}")
+    else:
+        messages.success(request, f"Published version {version.number}: learners get it now.")
+    return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
+
+
+@_guarded
+@require_POST
+def rung_discard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+    """Drop the draft; a published rung goes back to its current version."""
+    module, draft = _get_draft_for_editor(request, slug, rung)
+    if draft.pk is not None:
+        draft.delete()
+        messages.success(request, "Draft discarded.")
+    if Rung.objects.filter(module=module, slug=rung).exists():
+        return redirect("authoring:rung", slug=module.slug, rung=rung)
+    return redirect("authoring:module", slug=module.slug)
+
+
+@_guarded
+@require_POST
+def markdown_preview(request: HttpRequest) -> HttpResponse:
+    """The instructions as learners will see them (the same renderer)."""
+    _require_instructor(request)
+    text = request.POST.get("text", "")[:200_000]
+    return HttpResponse(render_markdown(text))
+
+
+# --- Dashboards -----------------------------------------------------------------------
+
+
+@_guarded
+@require_GET
+def module_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    rungs = list(Rung.objects.filter(module=module, current_version__isnull=False).order_by("order", "slug"))
+    return render(request, "authoring/dashboard.html", {"module": module, "rung": None, "rungs": rungs, "rows": stats.rung_table(module),
+                                                         "charts": stats.charts_for(rungs)})
+
+
+@_guarded
+@require_GET
+def rung_dashboard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    rung_obj = get_object_or_404(Rung, module=module, slug=rung)
+    return render(request, "authoring/dashboard.html", {"module": module, "rung": rung_obj, "rungs": [rung_obj], "rows": None,
+                                                         "charts": stats.charts_for([rung_obj])})
+
+
+# --- Review and operations (admins) --------------------------------------------------------
+
+
+@_guarded
+@require_http_methods(["GET", "POST"])
+def rejudge_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_admin(request)
+    batch = get_object_or_404(Rejudge, pk=pk)
+    form = RejudgeApplyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = rejudge.apply_rejudge(batch, request.user)
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Recorded {changed} new outcome(s); the old ones are kept below.")
+        return redirect("authoring:rejudge", pk=batch.pk)
+    return render(request, "authoring/rejudge.html", {"rejudge": batch, "form": form, **rejudge.rejudge_state(batch)})
+
+
+@_guarded
+@require_GET
+def operations_view(request: HttpRequest) -> HttpResponse:
+    _require_admin(request)
+    snapshot = operations.snapshot()
+    if request.GET.get("format") == "json":
+        return JsonResponse(operations.as_json(snapshot))
+    return render(request, "authoring/operations.html", {"ops": snapshot, "admin_url": reverse("admin:index")})
+
