@@ -23,6 +23,7 @@ INFRA_ERRORS = {
     "docker_failed": "The grader failed while running your code, retrying.",
     "image_missing": "The grader is not set up (sandbox image missing).",
     "report_missing": "The grader produced no report, retrying.",
+    "start_timeout": "The grader took too long to start, retrying.",
     "report_invalid": "The grader's report was unreadable, retrying.",
     "report_infra": "The exercise's tests could not run; the instructors have been told.",
     "attempts_exhausted": "The grader failed several times in a row. This attempt does not count; please try again later.",

@@ -26,6 +26,9 @@ class Limits:
     cpus: float = 1.0
     pids: int = 128
     tmpfs_mb: int = 64
+    # Files and folders each tmpfs may hold: without a cap, millions of empty
+    # files cost kernel memory that no size= limit counts.
+    tmpfs_inodes: int = 8192
     output_kb: int = 1024
     nofile: int = 1024
     fsize_mb: int = 16

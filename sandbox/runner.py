@@ -38,18 +38,24 @@ from .jobs import (
 log = logging.getLogger(__name__)
 
 LABEL = "llm-dojo.sandbox"
-# Seconds allowed on top of the job's own limit for container start-up,
-# imports and the report, before the runner kills the container.
+# Seconds from starting the container to the harness holding the job (its
+# imports, mostly). Running out is ours (a slow or overloaded worker), not a
+# learner's timeout: no learner code has run yet.
+STARTUP_S = 25.0
+# Seconds allowed on top of the job's own limit, counted from the harness
+# holding the job, for the report, before the runner kills the container.
 GRACE_S = 15.0
 MAX_LOG_BYTES = 8 * 1024 * 1024
 
+# Events passed to ``on_event``: ("container", {"id"}) once the container
+# exists, ("running", {}) once the harness has the job, ("test", {...}) per test.
 EventCallback = Callable[[str, dict[str, Any]], None]
 
 
 def container_options(image: str, job: Job, *, gpu_enabled: bool) -> dict[str, Any]:
     """The full ``docker create`` configuration of one job (inspected by tests)."""
     limits = job.limits
-    tmpfs_opts = f"rw,nosuid,nodev,size={limits.tmpfs_mb}m"
+    tmpfs_opts = f"rw,nosuid,nodev,size={limits.tmpfs_mb}m,nr_inodes={limits.tmpfs_inodes}"
     options: dict[str, Any] = {
         "image": image,
         "stdin_open": True,
@@ -91,33 +97,49 @@ def container_options(image: str, job: Job, *, gpu_enabled: bool) -> dict[str, A
 
 
 class _Watchdog:
-    """Kills the container when the wall clock runs out."""
+    """Kills the container when the wall clock runs out; the deadline can move."""
 
     def __init__(self, container: Any, seconds: float) -> None:
         self.fired = False
+        self._deadline = time.monotonic() + seconds
+        self._lock = threading.Lock()
         self._done = threading.Event()
         self._container = container
-        self._thread = threading.Thread(target=self._run, args=(seconds,), daemon=True)
+        self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def _run(self, seconds: float) -> None:
-        if self._done.wait(seconds):
-            return
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            # Short slices: restart() may move the deadline closer.
+            if self._done.wait(min(remaining, 0.25)):
+                return
         self.fired = True
         try:
             self._container.kill()
         except docker.errors.DockerException:
             pass
 
+    def restart(self, seconds: float) -> None:
+        with self._lock:
+            self._deadline = time.monotonic() + seconds
+
     def cancel(self) -> None:
         self._done.set()
 
 
 class SandboxRunner:
-    def __init__(self, image: str, *, gpu_enabled: bool = False, docker_timeout: int = 60) -> None:
+    def __init__(
+        self, image: str, *, gpu_enabled: bool = False, docker_timeout: int = 60, startup_s: float = STARTUP_S, grace_s: float = GRACE_S
+    ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
         self.docker_timeout = docker_timeout
+        self.startup_s = startup_s
+        self.grace_s = grace_s
 
     def _client(self) -> docker.DockerClient:
         return docker.from_env(timeout=self.docker_timeout)
@@ -133,6 +155,8 @@ class SandboxRunner:
         except docker.errors.DockerException as exc:
             return JobResult(outcome="infra_error", error_code="docker_unavailable", message=f"Docker is unavailable: {exc}"[:500])
         try:
+            if on_event:
+                on_event("container", {"id": str(container.id)})
             return self._run_container(container, job, nonce, started, on_event)
         except docker.errors.DockerException as exc:
             log.warning("sandbox job failed on Docker: %s", exc)
@@ -164,23 +188,32 @@ class SandboxRunner:
         raw.sendall(payload)
         raw.shutdown(socket.SHUT_WR)
         raw.close()
-        budget = job.limits.time_s * (2 if job.isolate else 1) + GRACE_S
-        watchdog = _Watchdog(container, budget)
+        # Two clocks: start-up, then the job's own budget from the moment the
+        # harness holds the job (Submit runs the tests twice).
+        watchdog = _Watchdog(container, self.startup_s)
+        budget = job.limits.time_s * (2 if job.isolate else 1) + self.grace_s
         try:
-            report, harness_started_s = self._read_events(container, nonce, on_event, started)
+            report, harness_started_s = self._read_events(container, nonce, on_event, started, lambda: watchdog.restart(budget))
         finally:
             watchdog.cancel()
-        try:
-            state = container.wait(timeout=10)
-        except Exception:  # noqa: BLE001 - a wait timeout is not a reason to lose the report
-            state = {}
-        container.reload()
-        oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
         total_s = time.monotonic() - started
         timings = {"container_start_s": round(created_s, 3), "total_s": round(total_s, 3)}
         if harness_started_s is not None:
             timings["harness_ready_s"] = round(harness_started_s, 3)
         if report is None:
+            # NOTE: only here does the runner wait for the container to stop:
+            # with a report in hand it is removed at once (whatever the
+            # learner left running dies with it), which saves the interpreter
+            # shutdown on every job.
+            try:
+                state = container.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - a wait timeout is not a reason to lose the verdict
+                state = {}
+            container.reload()
+            oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
+            if watchdog.fired and harness_started_s is None:
+                log.warning("sandbox harness did not start within %s s", self.startup_s)
+                return JobResult(outcome="infra_error", error_code="start_timeout", message="The grader did not start in time.", timings=timings)
             if watchdog.fired:
                 return JobResult(outcome="timeout", message=f"Your code did not finish within the {job.limits.time_s:g} s time limit.", timings=timings)
             if oom_killed:
@@ -192,42 +225,49 @@ class SandboxRunner:
         result.timings = {**timings, "run_s": float(report.get("run_s") or 0.0)}
         return result
 
-    def _read_events(self, container: Any, nonce: str, on_event: EventCallback | None, started: float) -> tuple[dict[str, Any] | None, float | None]:
+    def _read_events(
+        self, container: Any, nonce: str, on_event: EventCallback | None, started: float, on_started: Callable[[], None]
+    ) -> tuple[dict[str, Any] | None, float | None]:
         prefix = f"@@DOJO {nonce} ".encode()
         buffer = b""
         total = 0
-        report: dict[str, Any] | None = None
         harness_started_s: float | None = None
-        for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=False):
-            total += len(chunk)
-            if total > MAX_LOG_BYTES:
-                container.kill()
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            if len(buffer) > MAX_LOG_BYTES:
-                buffer = b""
-            for line in lines:
-                if not line.startswith(prefix):
-                    continue
-                try:
-                    event = json.loads(line[len(prefix):])
-                except ValueError:
-                    continue
-                if not isinstance(event, dict):
-                    continue
-                kind = event.get("event")
-                if kind == "report":
-                    report = event
-                elif kind == "started":
-                    harness_started_s = time.monotonic() - started
-                    if on_event:
-                        on_event("running", {})
-                elif kind == "test" and on_event:
-                    test = _parse_test(event)
-                    if test is not None:
-                        on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
-        return report, harness_started_s
+        stream = container.logs(stream=True, follow=True, stdout=True, stderr=False)
+        try:
+            for chunk in stream:
+                total += len(chunk)
+                if total > MAX_LOG_BYTES:
+                    container.kill()
+                    break
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                if len(buffer) > MAX_LOG_BYTES:
+                    buffer = b""
+                for line in lines:
+                    if not line.startswith(prefix):
+                        continue
+                    try:
+                        event = json.loads(line[len(prefix):])
+                    except ValueError:
+                        continue
+                    if not isinstance(event, dict):
+                        continue
+                    kind = event.get("event")
+                    if kind == "report":
+                        # The report is the harness's last word: stop reading here.
+                        return event, harness_started_s
+                    if kind == "started" and harness_started_s is None:
+                        harness_started_s = time.monotonic() - started
+                        on_started()
+                        if on_event:
+                            on_event("running", {})
+                    elif kind == "test" and on_event:
+                        test = _parse_test(event)
+                        if test is not None:
+                            on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
+        finally:
+            stream.close()
+        return None, harness_started_s
 
 
 def _parse_test(data: Any) -> CaseResult | None:

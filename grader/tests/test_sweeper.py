@@ -66,9 +66,9 @@ def test_it_gives_up_after_the_attempt_cap_with_infra_error(submission, sent, se
 
 
 def test_the_timeouts_nest_from_one_clock(settings):
-    from sandbox.runner import GRACE_S
+    from sandbox.runner import GRACE_S, STARTUP_S
 
-    longest_job = settings.SANDBOX_MAX_TIME_S * 2 + GRACE_S  # the runner's watchdog for a Submit
+    longest_job = STARTUP_S + settings.SANDBOX_MAX_TIME_S * 2 + GRACE_S  # the runner's watchdog for a Submit
     assert longest_job < settings.GRADER_SOFT_TIME_LIMIT_S
     assert settings.GRADER_SOFT_TIME_LIMIT_S < settings.GRADER_HARD_TIME_LIMIT_S < settings.BROKER_VISIBILITY_TIMEOUT_S
     assert settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] == settings.BROKER_VISIBILITY_TIMEOUT_S

@@ -38,6 +38,8 @@ LEARNER_ENV = {
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
+    # Set by the runner from the CPU quota: torch and BLAS size their pools by it.
+    "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
 }
 
 
@@ -177,8 +179,8 @@ def main() -> int:
     import pytest  # noqa: F401
     import torch  # noqa: F401
 
-    from .plugin import HarnessPlugin, TestRecord, merge_fresh, run_tests
-    from .proxy import Channel
+    from .plugin import HarnessPlugin, RunState, TestRecord, merge_fresh, run_tests
+    from .proxy import Channel, ChannelBroken, ServerDied
 
     raw_payload = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
     if len(raw_payload) > MAX_PAYLOAD:
@@ -206,8 +208,16 @@ def main() -> int:
     def on_test(record: TestRecord) -> None:
         emitter.emit("test", name=record.name, outcome=record.outcome, duration_s=round(record.duration_s, 4), message=record.message if payload.get("mode") == "run" else "")
 
+    def check_server(state: RunState) -> None:
+        # A learner that kills its fork server (os.kill(os.getppid(), 9)) may
+        # still answer every call from its orphaned child: the run must not
+        # count as passed, and nothing after it can be trusted.
+        if state.learner_died is None and learner.poll() is not None:
+            state.learner_died = ServerDied(learner.returncode)
+
     channel = Channel(harness_sock, deadline=run_started + time_s, abort=flood)
     shared = run_tests(str(TEST_DIR), HarnessPlugin(channel, source, fresh=False, stop=stop, on_test=on_test))
+    check_server(shared)
     leaky: list[str] = []
     fatal = shared.timed_out or flood.is_set() or shared.learner_died is not None or shared.import_error is not None
     if payload.get("isolate") and not fatal and not shared.collect_errors:
@@ -215,7 +225,10 @@ def main() -> int:
         # a test whose result changes depends on state kept between calls.
         fresh_channel = Channel(harness_sock, deadline=time.monotonic() + time_s, abort=flood)
         fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop))
-        if not fresh.timed_out:
+        check_server(fresh)
+        if isinstance(fresh.learner_died, ServerDied | ChannelBroken):
+            shared.learner_died = fresh.learner_died
+        elif not fresh.timed_out:
             leaky = merge_fresh(shared.tests, fresh.tests)
     run_s = time.monotonic() - run_started
     time.sleep(0.05)  # let the taps drain what the learner printed last

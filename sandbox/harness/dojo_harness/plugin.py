@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from .proxy import Channel, JobTimeout, LearnerDied, LearnerSession, OutputFlood, SolutionImportError, SolutionProxy
+from .proxy import Channel, ChannelBroken, JobTimeout, LearnerDied, LearnerSession, OutputFlood, SolutionImportError, SolutionProxy
 
 MAX_MESSAGE = 4000
 
@@ -86,6 +86,11 @@ class HarnessPlugin:
         if self._shared is not None:
             try:
                 self._shared.end()
+            except ChannelBroken as exc:
+                # Junk on the channel is the learner's doing even when it
+                # surfaces only as the session ends.
+                if self.state.learner_died is None:
+                    self.state.learner_died = exc
             except (JobTimeout, LearnerDied, OutputFlood, OSError):
                 pass
 

@@ -35,6 +35,26 @@ class LearnerDied(Exception):
         super().__init__(text)
 
 
+class ChannelBroken(LearnerDied):
+    """The learner side wrote something that is not a message on the channel.
+
+    Its code can reach its own end of the socketpair (an inherited
+    descriptor); junk there is the learner's fault, never the grader's.
+    """
+
+    def __init__(self, detail: str) -> None:
+        Exception.__init__(self, f"your code wrote on the channel to the grader (an inherited file descriptor): {detail}")
+        self.exitcode = None
+
+
+class ServerDied(LearnerDied):
+    """The learner's fork server ended: the learner's code killed or ended it."""
+
+    def __init__(self, exitcode: int | None) -> None:
+        Exception.__init__(self, f"your code ended the process that runs it (exit status {exitcode}), e.g. by killing its parent process")
+        self.exitcode = exitcode
+
+
 class SolutionImportError(Exception):
     """The submitted source failed to run as a module."""
 
@@ -114,6 +134,8 @@ class Channel:
             raise JobTimeout() from exc
         except (ChannelClosed, ConnectionResetError) as exc:
             raise LearnerDied(None) from exc
+        except ProtocolError as exc:
+            raise ChannelBroken(str(exc)) from exc
 
 
 class LearnerSession:
@@ -132,7 +154,7 @@ class LearnerSession:
         self.ended = True
         message = self.channel.recv()
         if message.get("op") != "child_exit":
-            raise ProtocolError("expected the end of the learner session")
+            raise ChannelBroken("expected the end of the session")
 
     def _reply(self, call_id: int | None) -> dict[str, Any]:
         while True:

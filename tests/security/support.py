@@ -1,0 +1,197 @@
+"""Submit code through the real grading path and check what it left behind.
+
+``SandboxRunner.run`` is the grading path minus the queue: the worker task
+calls it with the same kind of ``Job``. Every helper here checks, after each
+job, that its container is gone and that no host process still sits in its
+cgroup, so a test cannot pass while an attack leaves something running.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox.jobs import Job, JobResult, Limits, Mode
+from sandbox.runner import LABEL, SandboxRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+KV_DIR = ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
+REFERENCE = (KV_DIR / "reference.py").read_text()
+VISIBLE_TESTS = {"test_visible.py": (KV_DIR / "test_visible.py").read_text()}
+HIDDEN_TESTS = {"test_hidden.py": (KV_DIR / "test_hidden.py").read_text()}
+
+# Small limits keep the suite fast; each attack overrides what it probes.
+ATTACK_LIMITS: dict[str, Any] = {"time_s": 8, "memory_mb": 512}
+
+
+def sandbox_containers() -> set[str]:
+    """Full ids of every sandbox container on this engine, running or not."""
+    out = subprocess.run(
+        ["docker", "ps", "-a", "--no-trunc", "-q", "--filter", f"label={LABEL}"], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    return set(out.split())
+
+
+def processes_in_container(container_id: str) -> list[int]:
+    """Host pids whose cgroup belongs to the container (cgroup v1 and v2)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if container_id in (entry / "cgroup").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def host_process_count() -> int:
+    return sum(1 for entry in Path("/proc").iterdir() if entry.name.isdigit())
+
+
+def stray_learner_processes(learner_uid: int = 1002) -> list[int]:
+    """Host pids running as the learner uid outside every container.
+
+    A process that left its container's cgroup would be an escape; inside
+    another job's container it belongs to that job.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == learner_uid and "docker" not in (entry / "cgroup").read_text():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@dataclass
+class Graded:
+    result: JobResult
+    container_id: str
+    elapsed_s: float
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        return self.result.outcome
+
+    def everything(self) -> str:
+        """All text the host got back from the job."""
+        result = self.result
+        parts = [result.outcome, result.message, result.stdout, result.stderr, result.error_code, *result.state_leaks]
+        parts += [f"{test.name} {test.outcome} {test.message}" for test in result.tests]
+        return "\n".join(parts)
+
+    def describe(self) -> str:
+        return f"outcome={self.outcome} after {self.elapsed_s:.1f}s\n{self.everything()[:6000]}"
+
+
+def check_measurements(graded: Graded, limits: Limits) -> None:
+    """Phase timings and peak memory are reported whatever the job did."""
+    result, timings = graded.result, graded.result.timings
+    assert 0 < timings["container_start_s"] <= timings["total_s"] <= graded.elapsed_s + 0.5, timings
+    if result.outcome == "infra_error":
+        return
+    assert 0 < timings["harness_ready_s"] <= timings["total_s"], timings
+    if "run_s" in timings:  # absent only when the outer watchdog had to kill the container
+        assert 0 <= timings["run_s"] <= timings["total_s"], timings
+        assert result.peak_memory_bytes is not None and 0 < result.peak_memory_bytes <= limits.memory_mb * 2**20, result.peak_memory_bytes
+
+
+class Sandbox:
+    """One runner shared by a test session, like one worker slot."""
+
+    def __init__(self, image: str) -> None:
+        # A generous start-up clock: on a loaded test machine the harness's
+        # imports can take long, and no learner code runs before it is ready
+        # (tests/sandbox/test_outcomes.py checks that clock on its own).
+        self.runner = SandboxRunner(image, startup_s=120)
+
+    def grade(
+        self,
+        source: str,
+        *,
+        mode: Mode = "run",
+        tests: dict[str, str] | None = None,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+        **limits: Any,
+    ) -> Graded:
+        """Grade ``source`` and check that nothing of the job survived it."""
+        if tests is None:
+            tests = HIDDEN_TESTS if mode == "submit" else VISIBLE_TESTS
+        events: list[tuple[str, dict[str, Any]]] = []
+
+        def record(kind: str, data: dict[str, Any]) -> None:
+            events.append((kind, data))
+            if on_event is not None:
+                on_event(kind, data)
+
+        started = time.monotonic()
+        result = self.runner.run(Job(mode=mode, source=source, tests=tests, limits=Limits(**{**ATTACK_LIMITS, **limits})), on_event=record)
+        graded = Graded(result, next((data["id"] for kind, data in events if kind == "container"), ""), time.monotonic() - started, events)
+        assert graded.container_id, f"the runner never reported its container\n{graded.describe()}"
+        assert graded.container_id not in sandbox_containers(), "the job's container survived the job"
+        assert not processes_in_container(graded.container_id), "processes of the job survived it"
+        check_measurements(graded, Limits(**{**ATTACK_LIMITS, **limits}))
+        return graded
+
+    def attack(self, source: str, **kwargs: Any) -> Graded:
+        """Grade an attack, then prove the same runner still grades a correct solution right."""
+        graded = self.grade(source, **kwargs)
+        self.assert_correct_still_passes()
+        return graded
+
+    def assert_correct_still_passes(self) -> None:
+        after = self.grade(REFERENCE)
+        assert after.outcome == "passed", f"a correct solution graded after the attack did not pass:\n{after.describe()}"
+        assert [test.outcome for test in after.result.tests] == ["passed"] * 3
+
+
+class TrackingRunner:
+    """The shared runner as ``grade_submission`` sees it, remembering its containers."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.container_ids: list[str] = []
+
+    def run(self, job: Job, on_event: Callable[[str, dict[str, Any]], None] | None = None) -> JobResult:
+        def record(kind: str, data: dict[str, Any]) -> None:
+            if kind == "container":
+                self.container_ids.append(data["id"])
+            if on_event is not None:
+                on_event(kind, data)
+
+        result = self.sandbox.runner.run(job, on_event=record)
+        assert self.container_ids, "the runner never reported its container"
+        assert self.container_ids[-1] not in sandbox_containers(), "the job's container survived the job"
+        assert not processes_in_container(self.container_ids[-1]), "processes of the job survived it"
+        return result
+
+
+def grade_through_the_site(sandbox: Sandbox, learner: Any, rung: Any, kind: str, code: str, capture: Any) -> Any:
+    """Store a submission as the site does, then grade it as the worker does.
+
+    ``capture`` is pytest-django's ``django_capture_on_commit_callbacks``:
+    no Celery here, the test is the worker. Returns the refreshed row.
+    """
+    from grader import services
+    from grader.constants import Status
+
+    with capture(execute=False):
+        submission = services.submit_solution(user=learner, rung=rung, kind=kind, code=code)
+    graded = services.grade_submission(submission.pk, runner=TrackingRunner(sandbox))  # type: ignore[arg-type]
+    assert graded is not None
+    submission.refresh_from_db()
+    assert submission.status == Status.DONE
+    # Every phase is recorded, the queue wait by the grader and the rest by the runner.
+    assert {"queue_wait_s", "container_start_s", "harness_ready_s", "run_s", "total_s"} <= set(submission.timings), submission.timings
+    assert submission.peak_memory_bytes and submission.peak_memory_bytes > 0
+    return submission
