@@ -1,5 +1,5 @@
 # The two quick-start commands: `make run` and `make test`.
-.PHONY: run test image lint editor loadtest
+.PHONY: run test image lint editor loadtest bench
 
 run:
 	scripts/run.sh
@@ -21,3 +21,7 @@ lint:
 # Rebuild frontend/static/frontend/{editor,math}.bundle.js and KaTeX's css/fonts (committed; needs Node only here).
 editor:
 	cd frontend/editor && npm ci && npm run build
+
+# Run latency through the real stack vs a naive grader and the warm floor (bench/README.md).
+bench:
+	scripts/bench.sh

@@ -212,6 +212,9 @@ def catalog(db: Any, settings: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings: Any) -> None:
-    """Tests render templates without running collectstatic first."""
+    """Tests render templates without running collectstatic first, and grade
+    in-process without a pool of pre-started containers (worker processes
+    started by the tests keep theirs)."""
+    settings.SANDBOX_POOL_SIZE = 0
     Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
     settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import socket
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -124,13 +126,38 @@ def build_job(submission: Submission) -> Job:
     return job_for(submission.rung_version, submission.kind, submission.code)
 
 
+_runners: dict[tuple[int, str, bool, int], SandboxRunner] = {}
+
+
 def default_runner() -> SandboxRunner:
+    """This process's runner, with its pool of pre-started containers.
+
+    One per process (and per configuration): Celery's prefork children each
+    keep SANDBOX_POOL_SIZE warm containers, refilled after each job.
+    """
     image = settings.SANDBOX_IMAGE
     if not image:
         from sandbox.build import image_tag
 
         image = image_tag()
-    return SandboxRunner(image, gpu_enabled=settings.SANDBOX_GPU_ENABLED)
+    key = (os.getpid(), image, settings.SANDBOX_GPU_ENABLED, settings.SANDBOX_POOL_SIZE)
+    runner = _runners.get(key)
+    if runner is None:
+        runner = SandboxRunner(
+            image,
+            gpu_enabled=settings.SANDBOX_GPU_ENABLED,
+            pool_size=settings.SANDBOX_POOL_SIZE,
+            pool_owner=f"{socket.gethostname()}:{os.getpid()}",
+            cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
+        )
+        _runners[key] = runner
+    return runner
+
+
+def close_runners() -> None:
+    """Remove this process's pre-started containers (on worker shutdown)."""
+    for key in [key for key in _runners if key[0] == os.getpid()]:
+        _runners.pop(key).close()
 
 
 def _live_test_recorder(submission: Submission) -> Callable[[str, dict[str, Any]], None]:

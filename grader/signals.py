@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any
 
-from celery.signals import worker_ready
+from celery.signals import worker_process_shutdown, worker_ready
 from django.conf import settings
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,19 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
     if hostname:
         recover_claims(hostname)
     try:
-        # Older than the hard limit means no live task can still be reading it.
-        remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S)
+        # Older than the hard limit means no live task can still be reading
+        # it; pre-started containers of this worker's previous life go too.
+        remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S, pool_owner_prefix=f"{socket.gethostname()}:")
     except Exception as exc:  # noqa: BLE001 - Docker being down must not stop the worker
         log.warning("could not clean up old sandbox containers: %s", exc)
+
+
+@worker_process_shutdown.connect
+def _close_pool(**kwargs: Any) -> None:
+    """A pool child going away removes the containers it kept warm."""
+    from .services import close_runners
+
+    try:
+        close_runners()
+    except Exception as exc:  # noqa: BLE001 - shutting down regardless
+        log.warning("could not remove pre-started sandbox containers: %s", exc)

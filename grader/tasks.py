@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import platform
 
 from celery import shared_task
@@ -9,6 +10,8 @@ from celery.app.task import Task
 
 from . import services
 from .exceptions import RetryLater
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, name="grader.grade_submission_task", max_retries=None, acks_late=True)
@@ -29,6 +32,14 @@ def ping_task() -> str:
 
 @shared_task(name="grader.sweep_stuck_submissions_task")
 def sweep_stuck_submissions_task() -> None:
+    from django.conf import settings
+
+    from sandbox.runner import remove_stale_containers
+
     from .sweeper import sweep_stuck_submissions
 
     sweep_stuck_submissions()
+    try:
+        remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S)
+    except Exception as exc:  # noqa: BLE001 - Docker being down is the sweeper's least concern
+        log.warning("could not clean up sandbox containers: %s", exc)

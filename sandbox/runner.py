@@ -32,8 +32,10 @@ from .jobs import (
     CaseResult,
     Job,
     JobResult,
+    Limits,
     truncate,
 )
+from .pool import POOL_LABEL, ContainerPool, Launched, launch
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,10 @@ STARTUP_S = 25.0
 # holding the job, for the report, before the runner kills the container.
 GRACE_S = 15.0
 MAX_LOG_BYTES = 8 * 1024 * 1024
+# A pre-started container older than this is replaced (its harness exits by
+# itself a minute later if nobody took it).
+POOL_MAX_IDLE_S = 600.0
+EXITED_GRACE_S = 120.0
 
 # Events passed to ``on_event``: ("container", {"id"}) once the container
 # exists, ("running", {}) once the harness has the job, ("test", {...}) per test.
@@ -132,14 +138,48 @@ class _Watchdog:
 
 
 class SandboxRunner:
+    """Runs jobs, each in its own container: a pre-started one from ``pool``
+    when it has one with the job's limits, else one started now.
+
+    ``cleanup_in_background`` removes a finished job's container after
+    ``run`` has returned (saving its teardown from the learner's wait);
+    tests that check nothing survives a job keep it off.
+    """
+
     def __init__(
-        self, image: str, *, gpu_enabled: bool = False, docker_timeout: int = 60, startup_s: float = STARTUP_S, grace_s: float = GRACE_S
+        self,
+        image: str,
+        *,
+        gpu_enabled: bool = False,
+        docker_timeout: int = 60,
+        startup_s: float = STARTUP_S,
+        grace_s: float = GRACE_S,
+        pool_size: int = 0,
+        pool_limits: Limits | None = None,
+        pool_owner: str = "",
+        cleanup_in_background: bool = False,
     ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
         self.docker_timeout = docker_timeout
         self.startup_s = startup_s
         self.grace_s = grace_s
+        self.cleanup_in_background = cleanup_in_background
+        self.pool: ContainerPool | None = None
+        if pool_size > 0:
+            self.pool = ContainerPool(
+                self._pool_options, pool_limits or Limits(), pool_size, client_factory=self._client, owner=pool_owner, max_idle_s=POOL_MAX_IDLE_S
+            ).start()
+
+    def _pool_options(self, job: Job) -> dict[str, Any]:
+        options = container_options(self.image, job, gpu_enabled=self.gpu_enabled)
+        # The harness in a pre-started container exits if no job comes.
+        options["environment"] = {**options["environment"], "DOJO_IDLE_S": str(int(POOL_MAX_IDLE_S + 60))}
+        return options
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
 
     def _client(self) -> docker.DockerClient:
         return docker.from_env(timeout=self.docker_timeout)
@@ -147,29 +187,43 @@ class SandboxRunner:
     def run(self, job: Job, on_event: EventCallback | None = None) -> JobResult:
         started = time.monotonic()
         nonce = secrets.token_hex(16)
-        try:
-            client = self._client()
-            container = client.containers.create(**container_options(self.image, job, gpu_enabled=self.gpu_enabled))
-        except docker.errors.ImageNotFound:
-            return JobResult(outcome="infra_error", error_code="image_missing", message=f"sandbox image {self.image} is not built")
-        except docker.errors.DockerException as exc:
-            return JobResult(outcome="infra_error", error_code="docker_unavailable", message=f"Docker is unavailable: {exc}"[:500])
+        launched = self.pool.take(job.limits) if self.pool is not None else None
+        if launched is None:
+            try:
+                launched = launch(self._client(), container_options(self.image, job, gpu_enabled=self.gpu_enabled))
+            except docker.errors.ImageNotFound:
+                return JobResult(outcome="infra_error", error_code="image_missing", message=f"sandbox image {self.image} is not built")
+            except docker.errors.DockerException as exc:
+                return JobResult(outcome="infra_error", error_code="docker_unavailable", message=f"Docker is unavailable: {exc}"[:500])
+        container = launched.container
         try:
             if on_event:
                 on_event("container", {"id": str(container.id)})
-            return self._run_container(container, job, nonce, started, on_event)
+            result = self._run_container(launched, job, nonce, started, on_event)
+            result.timings["warm"] = launched.warm
+            return result
         except docker.errors.DockerException as exc:
             log.warning("sandbox job failed on Docker: %s", exc)
             return JobResult(outcome="infra_error", error_code="docker_failed", message=f"Docker failed during the job: {exc}"[:500])
         finally:
-            try:
-                container.remove(force=True)
-            except docker.errors.NotFound:
-                pass
-            except docker.errors.DockerException as exc:
-                log.warning("could not remove sandbox container %s: %s", str(container.id)[:12], exc)
+            if self.cleanup_in_background:
+                threading.Thread(target=self._finish, args=(launched,), daemon=True).start()
+            else:
+                self._finish(launched)
 
-    def _run_container(self, container: Any, job: Job, nonce: str, started: float, on_event: EventCallback | None) -> JobResult:
+    def _finish(self, launched: Launched) -> None:
+        """Remove a job's container (one job each, always), then let the pool refill."""
+        try:
+            launched.container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            log.warning("could not remove sandbox container %s: %s", str(launched.container.id)[:12], exc)
+        if self.pool is not None:
+            self.pool.refill_soon()
+
+    def _run_container(self, launched: Launched, job: Job, nonce: str, started: float, on_event: EventCallback | None) -> JobResult:
+        container = launched.container
         payload = json.dumps(
             {
                 "nonce": nonce,
@@ -181,9 +235,7 @@ class SandboxRunner:
                 "isolate": job.isolate,
             }
         ).encode()
-        stdin = container.attach_socket(params={"stdin": 1, "stream": 1})
-        raw: socket.socket = stdin._sock
-        container.start()
+        raw = launched.stdin
         created_s = time.monotonic() - started
         raw.sendall(payload)
         raw.shutdown(socket.SHUT_WR)
@@ -303,8 +355,14 @@ def _parse_report(report: dict[str, Any]) -> JobResult:
     )
 
 
-def remove_stale_containers(max_age_s: float = 600) -> int:
-    """Remove sandbox containers left by a crashed worker; returns how many."""
+def remove_stale_containers(max_age_s: float = 600, pool_owner_prefix: str = "") -> int:
+    """Remove sandbox containers left by a crashed worker; returns how many.
+
+    A job's container older than ``max_age_s`` is dead by construction (every
+    job ends before the hard limit). A pre-started pool container is removed
+    when it has exited, when it is older than the pool's idle limit, or when
+    it belongs to ``pool_owner_prefix`` (a worker of that name starting over).
+    """
     client = docker.from_env(timeout=30)
     removed = 0
     now = datetime.now(UTC)
@@ -314,7 +372,14 @@ def remove_stale_containers(max_age_s: float = 600) -> int:
             age = (now - datetime.fromisoformat(created_text).replace(tzinfo=UTC)).total_seconds()
         except ValueError:
             age = max_age_s + 1
-        if age > max_age_s:
+        owner = (container.labels or {}).get(POOL_LABEL)
+        if owner is None:
+            # An exited job container is garbage once its runner had time to
+            # read it (a worker killed mid-job leaves one behind).
+            stale = age > max_age_s or (container.status == "exited" and age > EXITED_GRACE_S)
+        else:
+            stale = container.status != "running" or age > POOL_MAX_IDLE_S + 120 or bool(pool_owner_prefix and owner.startswith(pool_owner_prefix))
+        if stale:
             container.remove(force=True)
             removed += 1
     return removed

@@ -186,6 +186,9 @@ LIVE_STREAMS_PER_PROCESS: int = env.int("LIVE_STREAMS_PER_PROCESS", default=8)
 # Empty means: the image built from this checkout (sandbox.build.image_tag()).
 SANDBOX_IMAGE: str = env.str("SANDBOX_IMAGE", default="")
 SANDBOX_GPU_ENABLED: bool = env.bool("SANDBOX_GPU_ENABLED", default=False)
+# Pre-started containers each grading process keeps warm (torch and pytest
+# already imported), each used for exactly one job; 0 starts every job cold.
+SANDBOX_POOL_SIZE: int = env.int("SANDBOX_POOL_SIZE", default=1)
 
 # --- Celery / Redis --------------------------------------------------------
 REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6390/0")

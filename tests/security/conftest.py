@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,10 @@ from .support import KV_DIR, Sandbox
 
 
 @pytest.fixture(scope="session")
-def sandbox(sandbox_image: str) -> Sandbox:
-    return Sandbox(sandbox_image)
+def sandbox(sandbox_image: str) -> Iterator[Sandbox]:
+    shared = Sandbox(sandbox_image)
+    yield shared
+    shared.runner.close()
 
 
 @pytest.fixture

@@ -113,7 +113,10 @@ class Sandbox:
         # A generous start-up clock: on a loaded test machine the harness's
         # imports can take long, and no learner code runs before it is ready
         # (tests/sandbox/test_outcomes.py checks that clock on its own).
-        self.runner = SandboxRunner(image, startup_s=120)
+        # Jobs with the attack limits run in pre-started containers, as in
+        # production; attacks asking for other limits start theirs cold.
+        # Both paths face the suite.
+        self.runner = SandboxRunner(image, startup_s=120, pool_size=1, pool_limits=Limits(**ATTACK_LIMITS))
 
     def grade(
         self,

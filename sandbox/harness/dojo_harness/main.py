@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -165,6 +167,19 @@ def _write_tests(tests: dict[str, str]) -> None:
         os.chown(path, HARNESS_UID, HARNESS_UID)
 
 
+def _warm_pytest() -> None:
+    """One throw-away pytest run on a trivial test (harness code only, no
+    learner code yet), so a job's run does not pay for pytest's lazy imports:
+    plugins, assertion rewriting, reporting."""
+    import pytest
+
+    warm_dir = WORK / "warm"
+    warm_dir.mkdir(mode=0o700, exist_ok=True)
+    (warm_dir / "test_warm.py").write_text("def test_warm():\n    assert 1 + 1 == 2\n")
+    pytest.main([str(warm_dir), "-q", "-p", "no:cacheprovider", "--noconftest", "--capture=sys", "--import-mode=importlib", "--rootdir", str(warm_dir), "-c", "/opt/harness/pytest.ini"])
+    shutil.rmtree(warm_dir, ignore_errors=True)
+
+
 def main() -> int:
     started = time.monotonic()
     # Keep the container's stdout for events only; anything else printed in
@@ -182,6 +197,12 @@ def main() -> int:
     from .plugin import HarnessPlugin, RunState, TestRecord, merge_fresh, run_tests
     from .proxy import Channel, ChannelBroken, ServerDied
 
+    _warm_pytest()
+
+    # A pre-started (pooled) container that no job comes for ends by itself.
+    idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
+    if idle_s > 0 and not select.select([sys.stdin.buffer], [], [], idle_s)[0]:
+        return 0
     raw_payload = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
     if len(raw_payload) > MAX_PAYLOAD:
         raise ValueError("job payload too large")

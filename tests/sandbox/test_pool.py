@@ -1,0 +1,75 @@
+"""Pre-started containers: warm when they can be, cold when they cannot,
+one job each, and they recover when their containers die."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox.jobs import Job, Limits
+from sandbox.pool import POOL_LABEL
+from sandbox.runner import SandboxRunner, remove_stale_containers
+
+pytestmark = [pytest.mark.docker]
+
+KV = Path(__file__).resolve().parents[2] / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
+JOB = Job(mode="run", source=(KV / "reference.py").read_text(), tests={"test_visible.py": (KV / "test_visible.py").read_text()}, limits=Limits(time_s=20))
+
+
+def wait_ready(runner: SandboxRunner, timeout: float = 60) -> None:
+    assert runner.pool is not None
+    deadline = time.monotonic() + timeout
+    while runner.pool.ready < runner.pool.size:
+        assert time.monotonic() < deadline, "the pool never filled"
+        time.sleep(0.1)
+
+
+def pool_containers() -> list[str]:
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={POOL_LABEL}"], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.fixture
+def pooled(sandbox_image):
+    runner = SandboxRunner(sandbox_image, pool_size=1, startup_s=120)
+    yield runner
+    runner.close()
+
+
+def test_a_job_takes_a_warm_container_and_the_pool_refills_with_a_new_one(pooled):
+    wait_ready(pooled)
+    (first,) = pool_containers()
+    result = pooled.run(JOB)
+    assert result.outcome == "passed" and result.timings["warm"] is True
+    wait_ready(pooled)
+    (second,) = pool_containers()
+    assert second != first  # never reused: each container serves one job
+    assert first not in subprocess.run(["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True).stdout
+
+
+def test_a_cold_start_works_when_the_pool_is_empty_or_the_limits_differ(pooled):
+    other = Job(mode="run", source=JOB.source, tests=JOB.tests, limits=Limits(time_s=20, memory_mb=768))
+    result = pooled.run(other)
+    assert result.outcome == "passed" and result.timings["warm"] is False
+
+
+def test_the_pool_recovers_when_its_containers_die(pooled):
+    wait_ready(pooled)
+    (warm,) = pool_containers()
+    subprocess.run(["docker", "kill", warm], check=True, capture_output=True)  # as a Docker restart would
+    result = pooled.run(JOB)
+    assert result.outcome == "passed" and result.timings["warm"] is False  # the dead one was noticed, not used
+    wait_ready(pooled)
+    assert pool_containers() and warm not in pool_containers()
+
+
+def test_a_restarted_worker_removes_the_containers_its_previous_life_kept_warm(sandbox_image):
+    runner = SandboxRunner(sandbox_image, pool_size=1, pool_owner="host-a:123")
+    wait_ready(runner)
+    runner.pool._stopped.set()  # type: ignore[union-attr]  # the worker "dies" without cleaning up
+    assert pool_containers()
+    remove_stale_containers(max_age_s=3600, pool_owner_prefix="host-a:")
+    assert pool_containers() == []
