@@ -167,6 +167,9 @@ def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, se
         "REDIS_URL": redis_url,
         "SANDBOX_IMAGE": sandbox_image,
         "SECRET_KEY": "test-worker",
+        # One warm container per worker process: enough to exercise the pool,
+        # light enough for a two-core test machine starting workers often.
+        "SANDBOX_POOL_SIZE": "1",
     }
     made: list[WorkerProcess] = []
 

@@ -188,7 +188,9 @@ SANDBOX_IMAGE: str = env.str("SANDBOX_IMAGE", default="")
 SANDBOX_GPU_ENABLED: bool = env.bool("SANDBOX_GPU_ENABLED", default=False)
 # Pre-started containers each grading process keeps warm (torch and pytest
 # already imported), each used for exactly one job; 0 starts every job cold.
-SANDBOX_POOL_SIZE: int = env.int("SANDBOX_POOL_SIZE", default=1)
+# Two, because one takes ~3 s of CPU to warm up: a learner pressing Run again
+# within that time would otherwise find it still importing (bench/results.json).
+SANDBOX_POOL_SIZE: int = env.int("SANDBOX_POOL_SIZE", default=2)
 
 # --- Celery / Redis --------------------------------------------------------
 REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6390/0")
