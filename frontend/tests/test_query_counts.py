@@ -13,6 +13,7 @@ def busy_learner(catalog, learner):
     from exercises.models import Rung
 
     for rung in Rung.objects.select_related("current_version"):
+        assert rung.current_version is not None
         Submission.objects.create(user=learner, rung=rung, rung_version=rung.current_version, kind="run", code="x = 1", status="done", outcome="failed")
         Progress.objects.create(user=learner, rung=rung, attempts=1, best_outcome="failed")
     return learner
