@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -27,14 +28,18 @@ def wait_ready(runner: SandboxRunner, timeout: float = 60) -> None:
         time.sleep(0.1)
 
 
-def pool_containers() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={POOL_LABEL}"], capture_output=True, text=True, check=True)
+OWNER = f"test-pool-{uuid.uuid4().hex[:8]}"
+
+
+def pool_containers(owner: str = OWNER) -> list[str]:
+    """This test's pre-started containers (other suites keep pools of their own)."""
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={POOL_LABEL}={owner}"], capture_output=True, text=True, check=True)
     return out.stdout.split()
 
 
 @pytest.fixture
 def pooled(sandbox_image):
-    runner = SandboxRunner(sandbox_image, pool_size=1, startup_s=120)
+    runner = SandboxRunner(sandbox_image, pool_size=1, startup_s=120, pool_owner=OWNER)
     yield runner
     runner.close()
 
@@ -67,9 +72,10 @@ def test_the_pool_recovers_when_its_containers_die(pooled):
 
 
 def test_a_restarted_worker_removes_the_containers_its_previous_life_kept_warm(sandbox_image):
-    runner = SandboxRunner(sandbox_image, pool_size=1, pool_owner="host-a:123")
+    owner = f"{OWNER}-host:123"
+    runner = SandboxRunner(sandbox_image, pool_size=1, pool_owner=owner)
     wait_ready(runner)
     runner.pool._stopped.set()  # type: ignore[union-attr]  # the worker "dies" without cleaning up
-    assert pool_containers()
-    remove_stale_containers(max_age_s=3600, pool_owner_prefix="host-a:")
-    assert pool_containers() == []
+    assert pool_containers(owner)
+    remove_stale_containers(max_age_s=3600, pool_owner_prefix=f"{OWNER}-host:")
+    assert pool_containers(owner) == []
