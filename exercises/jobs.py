@@ -20,10 +20,16 @@ class RungContent(Protocol):
     def limits(self) -> Any: ...
     @property
     def gpu(self) -> bool: ...
+    @property
+    def reference(self) -> str: ...
 
 
-def job_for(content: RungContent, kind: str, code: str) -> Job:
-    """A job running ``code`` against the visible tests (``run``) or the hidden ones (``submit``)."""
+def job_for(content: RungContent, kind: str, code: str, *, seed: int = 0) -> Job:
+    """A job running ``code`` against the visible tests (``run``) or the hidden ones (``submit``).
+
+    Hidden tests get the reference solution (as the module ``reference``, in
+    the harness only) and ``seed`` for the inputs they generate.
+    """
     mode: Mode
     if kind == "submit":
         mode, tests = "submit", {"test_hidden.py": content.hidden_tests}
@@ -35,4 +41,5 @@ def job_for(content: RungContent, kind: str, code: str) -> Job:
     if limits.time_s > settings.SANDBOX_MAX_TIME_S:
         # Every timeout up the chain (Celery, the broker) is derived from this cap.
         limits = replace(limits, time_s=settings.SANDBOX_MAX_TIME_S)
-    return Job(mode=mode, source=code, tests=tests, limits=limits)
+    reference = content.reference if mode == "submit" else ""
+    return Job(mode=mode, source=code, tests=tests, limits=limits, seed=seed, reference=reference)

@@ -102,6 +102,11 @@ class RungVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.rung.slug} v{self.number}"
 
+    @property
+    def reference(self) -> str:
+        """The reference solution, as sandbox jobs take it (``exercises.jobs``)."""
+        return self.reference_code
+
     def hidden_description(self, test_name: str) -> str:
         meta: dict[str, Any] = self.hidden_test_meta.get(test_name, {})
         return str(meta.get("description", "A hidden edge case."))

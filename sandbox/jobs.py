@@ -46,6 +46,12 @@ class Job:
     source: str
     tests: dict[str, str]
     limits: Limits = field(default_factory=Limits)
+    # Seeds the hidden tests' generated inputs (``grading.job_seed()``); a
+    # rejudge passes the submission's own seed, so every grade reproduces.
+    seed: int = 0
+    # The rung's reference solution, importable as ``reference`` by the tests
+    # (harness side only) so they can compare the learner's code with it.
+    reference: str = ""
 
     @property
     def show_output(self) -> bool:

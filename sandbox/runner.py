@@ -233,6 +233,8 @@ class SandboxRunner:
                 "limits": {"time_s": job.limits.time_s, "output_bytes": job.limits.output_kb * 1024},
                 "show_output": job.show_output,
                 "isolate": job.isolate,
+                "seed": job.seed,
+                "reference": job.reference,
             }
         ).encode()
         raw = launched.stdin

@@ -18,6 +18,7 @@ This module imports nothing from the rest of the repository.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeGuard
 
@@ -34,6 +35,7 @@ __all__ = [
     "assert_tensor",
     "default_tolerances",
     "fmt_bytes",
+    "job_seed",
 ]
 
 GIB = 1024**3
@@ -61,6 +63,19 @@ _UNIT_HINTS: tuple[tuple[float, str], ...] = (
     (1024.0**3, "the ratio between GiB and bytes"),
     (1e9, "the ratio between GB and bytes"),
 )
+
+
+def job_seed() -> int:
+    """The seed of this grading job, for tests that generate their inputs.
+
+    Each Submit draws a fresh one and stores it with the submission; a
+    rejudge reuses it, so a grade can always be reproduced. Outside the
+    harness (an author running the tests by hand) it is 0.
+    """
+    try:
+        return int(os.environ.get("DOJO_SEED", "0"))
+    except ValueError:
+        return 0
 
 
 # ---------------------------------------------------------------------------

@@ -155,10 +155,15 @@ def _drop_privileges() -> None:
     os.environ.update({"PATH": "/opt/venv/bin:/usr/bin:/bin", "HOME": str(WORK / "harness"), "TMPDIR": str(WORK / "harness" / "tmp"), "LANG": "C.UTF-8"})
 
 
-def _write_tests(tests: dict[str, str]) -> None:
-    for name, source in tests.items():
+def _write_tests(tests: dict[str, str], reference: str) -> None:
+    files = dict(tests)
+    for name in files:
         if "/" in name or not name.startswith("test_") or not name.endswith(".py"):
             raise ValueError(f"bad test file name {name!r}")
+    if reference:
+        # Not a test file (pytest collects test_*.py only): the tests import it.
+        files["reference.py"] = reference
+    for name, source in files.items():
         path = TEST_DIR / name
         path.write_text(source)
         path.chmod(0o600)
@@ -213,10 +218,13 @@ def main() -> int:
     output_limit = int(limits.get("output_bytes", 1024 * 1024))
     stdout_tap = OutputTap(learner.stdout, output_limit, flood)  # type: ignore[arg-type]
     stderr_tap = OutputTap(learner.stderr, output_limit, flood)  # type: ignore[arg-type]
-    _write_tests(dict(payload["tests"]))
+    _write_tests(dict(payload["tests"]), str(payload.get("reference") or ""))
     baseline_ooms = oom_kills()
     _drop_privileges()
     os.chdir(WORK / "harness")
+    # The tests' own helpers: ``import reference`` and ``grading.job_seed()``.
+    sys.path.insert(0, str(TEST_DIR))
+    os.environ["DOJO_SEED"] = str(int(payload.get("seed") or 0))
 
     run_started = time.monotonic()
     emitter.emit("started", setup_s=round(run_started - started, 3))
