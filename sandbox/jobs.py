@@ -84,6 +84,9 @@ class JobResult:
     timings: dict[str, float] = field(default_factory=dict)
     # Stable id of an infrastructure failure (ours, not the learner's).
     error_code: str = ""
+    # False only when the learner's code never ran with a test's input (it
+    # failed to load): then its error text can carry nothing hidden.
+    hidden_calls_made: bool = True
 
     @property
     def is_infra_error(self) -> bool:
