@@ -146,6 +146,7 @@ def default_runner() -> SandboxRunner:
         runner = SandboxRunner(
             image,
             gpu_enabled=settings.SANDBOX_GPU_ENABLED,
+            runtime=settings.SANDBOX_RUNTIME,
             pool_size=settings.SANDBOX_POOL_SIZE,
             pool_owner=f"{socket.gethostname()}:{os.getpid()}",
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,

@@ -191,6 +191,11 @@ SANDBOX_GPU_ENABLED: bool = env.bool("SANDBOX_GPU_ENABLED", default=False)
 # Two, because one takes ~3 s of CPU to warm up: a learner pressing Run again
 # within that time would otherwise find it still importing (bench/results.json).
 SANDBOX_POOL_SIZE: int = env.int("SANDBOX_POOL_SIZE", default=2)
+# The Docker runtime of sandbox containers: "" for Docker's default (runc),
+# or "runsc" for gVisor (docs/security.md says when to choose it).
+SANDBOX_RUNTIME: str = env.str("SANDBOX_RUNTIME", default="")
+if SANDBOX_RUNTIME not in ("", "runc", "runsc"):
+    raise ImproperlyConfigured(f"SANDBOX_RUNTIME must be empty, 'runc' or 'runsc', not {SANDBOX_RUNTIME!r}")
 
 # --- Celery / Redis --------------------------------------------------------
 REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6390/0")
