@@ -41,6 +41,7 @@ import requests
 
 from bench import loadtest
 from bench.loadtest import Config, Stack, stack_env
+from bench.runtimes import measure_runtimes
 
 REPO_ROOT = loadtest.REPO_ROOT
 RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs"
@@ -318,6 +319,8 @@ def run_bench() -> int:
         results.update(measure_burst(host, learners))
     finally:
         stack.stop()
+    _log("runtimes: cold Run and Submit under runc and gVisor (runsc)")
+    results.update(measure_runtimes(image))
     results.update(
         {
             "run_p50_s": round(statistics.median(run_times), 3),
@@ -345,6 +348,8 @@ def run_bench() -> int:
         ("ratio Run / floor", f"{results['ratio_run_vs_floor']:.2f}"),
         ("burst: graded / total, lost", f"{results['burst_graded']} / {results['burst_total']}, lost {results['burst_lost']}, refused {results['burst_refused']}"),
         ("burst: time, per minute, p95 wait", f"{results['burst_time_s']} s, {results['burst_per_min']}/min, {results['burst_p95_wait_s']} s"),
+        ("runsc / runc, cold Run and Submit (total)", f"{results['runsc_vs_runc_run_total']:.2f} / {results['runsc_vs_runc_submit_total']:.2f}"),
+        ("runsc / runc, the tests alone (run_s)", f"{results['runsc_vs_runc_run_tests']:.2f} / {results['runsc_vs_runc_submit_tests']:.2f}"),
         ("module page / workspace p50", f"{results['module_page_p50_s'] * 1000:.1f} ms / {results['workspace_page_p50_s'] * 1000:.1f} ms"),
     ]
     width = max(len(name) for name, _ in rows)

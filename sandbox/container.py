@@ -17,6 +17,8 @@ from .jobs import Job
 
 LABEL = "llm-dojo.sandbox"
 SECCOMP_PROFILE = Path(__file__).resolve().parent / "seccomp.json"
+# Host threads a gVisor Sentry and its Gofer need beside the learner's work.
+RUNSC_SENTRY_TASKS = 512
 
 
 @functools.cache
@@ -75,6 +77,14 @@ def container_options(image: str, job: Job, *, gpu_enabled: bool, runtime: str =
     }
     if runtime:
         options["runtime"] = runtime
+    if runtime == "runsc":
+        # Under gVisor the container's host tasks are the Sentry's threads,
+        # not the learner's processes (those are the Sentry's goroutines): a
+        # pids limit sized for the learner starves the Sentry. The learner's
+        # process count is held inside, by RLIMIT_NPROC, which gVisor counts
+        # per uid in its own kernel, so no other container shares the count.
+        options["pids_limit"] = limits.pids + RUNSC_SENTRY_TASKS
+        options["ulimits"] = [*options["ulimits"], Ulimit(name="nproc", soft=limits.pids, hard=limits.pids)]
     if limits.gpu and gpu_enabled:
         options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
     return options
