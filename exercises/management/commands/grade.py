@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.jobs import job_for
 from exercises.models import Rung
-from grader.services import default_runner
+from exercises.runners import default_runner
 
 
 class Command(BaseCommand):
