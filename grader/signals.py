@@ -18,7 +18,7 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
     and removes the sandbox containers it left behind."""
     from sandbox.runner import remove_stale_containers
 
-    from .sweeper import recover_claims
+    from .lifecycle import recover_claims
 
     hostname = str(getattr(sender, "hostname", "") or "")
     if hostname:
@@ -34,7 +34,7 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
 @worker_process_shutdown.connect
 def _close_pool(**kwargs: Any) -> None:
     """A pool child going away removes the containers it kept warm."""
-    from .services import close_runners
+    from exercises.runners import close_runners
 
     try:
         close_runners()

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from exercises.models import Rung
-from grader import services
+from grader import lifecycle, services
 from grader.constants import Kind, Status
 from grader.exceptions import GraderBusy, SubmissionInFlight, SubmissionRejected, SubmissionThrottled
 from grader.models import Submission
@@ -15,10 +15,8 @@ def rung(catalog) -> Rung:
 
 
 @pytest.fixture(autouse=True)
-def no_queue(monkeypatch):
-    sent: list[tuple[int, str]] = []
-    monkeypatch.setattr(services, "enqueue_submission", lambda pk, queue: sent.append((pk, queue)))
-    return sent
+def no_queue(enqueued):
+    return enqueued
 
 
 def test_a_new_run_replaces_a_queued_one(rung, learner, no_queue, django_capture_on_commit_callbacks):
@@ -40,7 +38,7 @@ def test_a_submit_waits_for_the_run_in_flight(rung, learner):
 
 def test_a_run_cannot_start_while_one_is_running(rung, learner):
     running = services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="a = 1\n")
-    assert services.claim_submission(running.pk)
+    assert lifecycle.claim(lifecycle.SUBMISSIONS, running.pk)
     with pytest.raises(SubmissionInFlight):
         services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="a = 2\n")
     assert Submission.objects.get().code == "a = 1\n"

@@ -157,6 +157,12 @@ SANDBOX_OVERHEAD_S: int = env.int("SANDBOX_OVERHEAD_S", default=45)
 GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S * 2 + SANDBOX_OVERHEAD_S
 GRADER_HARD_TIME_LIMIT_S = GRADER_SOFT_TIME_LIMIT_S + 30
 BROKER_VISIBILITY_TIMEOUT_S = GRADER_HARD_TIME_LIMIT_S * 2 + 60
+# An authoring Check grades the reference, the starter and every wrong
+# solution (two jobs each, two at a time): it gets most of the broker's
+# visibility timeout, never more, or the broker would hand a running Check
+# to a second worker.
+AUTHORING_CHECK_HARD_TIME_LIMIT_S = BROKER_VISIBILITY_TIMEOUT_S - 30
+AUTHORING_CHECK_SOFT_TIME_LIMIT_S = AUTHORING_CHECK_HARD_TIME_LIMIT_S - 30
 # Infrastructure failures (Docker down, unreadable report) are retried this
 # many times before the submission ends as infra_error.
 GRADER_MAX_ATTEMPTS: int = env.int("GRADER_MAX_ATTEMPTS", default=3)
@@ -176,6 +182,9 @@ GRADER_WORKER_SLOTS: int = env.int("GRADER_WORKER_SLOTS", default=2)
 GRADER_MAX_QUEUED: int = env.int(
     "GRADER_MAX_QUEUED", default=max(1, int(GRADER_WORKER_SLOTS * GRADER_MAX_WAIT_S / GRADER_SECONDS_PER_JOB_ESTIMATE))
 )
+# Jobs (Runs and Submits) one learner may have queued or running at once,
+# across all rungs: a few accounts cannot fill the queue for everyone.
+GRADER_MAX_JOBS_IN_FLIGHT: int = env.int("GRADER_MAX_JOBS_IN_FLIGHT", default=3)
 GRADER_MAX_CODE_BYTES: int = env.int("GRADER_MAX_CODE_BYTES", default=64 * 1024)
 
 # Live-update streams (server-sent events) one web process holds open at
