@@ -104,7 +104,8 @@
     name.textContent = t.name;
     const meta = document.createElement("span");
     meta.className = "meta";
-    meta.textContent = " " + t.outcome + (t.hidden ? " (hidden test)" : "") + " \u00b7 " + Number(t.duration_s || 0).toFixed(3) + " s";
+    // A hidden test's duration is withheld (it could encode the hidden input).
+    meta.textContent = " " + t.outcome + (t.hidden ? " (hidden test)" : " \u00b7 " + Number(t.duration_s || 0).toFixed(3) + " s");
     head.append(icon, name, meta);
     li.replaceChildren(head);
     if (t.message) {
