@@ -6,10 +6,18 @@ import logging
 import socket
 from typing import Any
 
-from celery.signals import worker_process_shutdown, worker_ready
+from celery.signals import worker_init, worker_process_shutdown, worker_ready
 from django.conf import settings
 
 log = logging.getLogger(__name__)
+
+
+@worker_init.connect
+def _check_dependencies(sender: Any = None, **kwargs: Any) -> None:
+    """A worker without its sandbox image or broker stops here, saying which."""
+    from .checks import require_grading_dependencies
+
+    require_grading_dependencies()
 
 
 @worker_ready.connect

@@ -78,10 +78,6 @@ def test_a_full_queue_answers_busy_instead_of_growing(rung, learner, other_learn
     assert Submission.objects.count() == 2
 
 
-def test_the_queue_bound_derives_from_the_longest_acceptable_wait(settings):
-    assert settings.GRADER_MAX_QUEUED == max(1, int(settings.GRADER_WORKER_SLOTS * settings.GRADER_MAX_WAIT_S / settings.GRADER_SECONDS_PER_JOB_ESTIMATE))
-
-
 def test_runs_submits_and_gpu_work_have_separate_queues(rung, settings):
     version = rung.current_version
     assert services.queue_for(version, Kind.RUN) == "run"
