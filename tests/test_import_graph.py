@@ -32,7 +32,7 @@ def _modules() -> dict[str, Path]:
 def _imports(name: str, path: Path) -> set[str]:
     """Absolute names of every module ``name`` imports."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
