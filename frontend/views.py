@@ -23,7 +23,7 @@ from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Progress, Submission
-from mentor.services import reference_anchor, split_sections
+from mentor.passages import reference_anchor, split_sections
 
 from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
