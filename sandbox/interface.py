@@ -2,7 +2,7 @@
 
 ``sandbox.runner.SandboxRunner`` satisfies it; so does the one fake every
 test uses (``sandbox.testing.FakeRunner``). Code that grades takes a
-``Runner``, never ``SandboxRunner | Any``.
+``Runner``, never the concrete class widened with ``Any``.
 """
 
 from __future__ import annotations
