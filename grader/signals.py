@@ -15,9 +15,17 @@ log = logging.getLogger(__name__)
 @worker_init.connect
 def _check_dependencies(sender: Any = None, **kwargs: Any) -> None:
     """A worker without its sandbox image or broker stops here, saying which."""
+    from django.core.exceptions import ImproperlyConfigured
+
     from .checks import require_grading_dependencies
 
-    require_grading_dependencies()
+    try:
+        require_grading_dependencies()
+    except ImproperlyConfigured as exc:
+        # NOTE: Celery logs and swallows an Exception raised by a signal
+        # handler; SystemExit is not an Exception, so the worker really stops.
+        log.critical("the worker cannot grade: %s", exc)
+        raise SystemExit(f"worker start-up check failed: {exc}") from exc
 
 
 @worker_ready.connect

@@ -67,3 +67,27 @@ def test_the_real_docker_knows_the_sandbox_image(sandbox_image, settings):
     assert checks.check_sandbox_image() == []
     settings.SANDBOX_IMAGE = "llm-dojo-sandbox:cpu-000000000000"
     assert [message.id for message in checks.check_sandbox_image()] == ["grader.E001"]
+
+
+@pytest.mark.redis
+@pytest.mark.docker
+@pytest.mark.worker
+def test_a_real_worker_without_its_image_stops_at_start_up(redis_url, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ, "PYTHONPATH": f"{root}{os.pathsep}{root / 'platform'}", "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "test-worker", "REDIS_URL": redis_url, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "SANDBOX_IMAGE": "llm-dojo-sandbox:cpu-000000000000",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "run", "-c", "1", "-n", "noimage@test", "--without-gossip",
+         "--without-mingle"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode != 0
+    assert "grader.E001: the sandbox image llm-dojo-sandbox:cpu-000000000000 is not in Docker" in out.stdout + out.stderr
