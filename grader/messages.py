@@ -40,6 +40,12 @@ def infra_error(code: str) -> str:
 
 
 HIDDEN_TEST_FALLBACK = "A hidden edge case failed."
+# A Submit that errored once a hidden test had called the learner's code:
+# a fixed text, since the error's own text could carry the hidden input.
+SUBMIT_ERROR_AFTER_HIDDEN_CALL = (
+    "Your code raised an error or ended its process while a hidden test called it. "
+    "The details stay hidden; Run the visible tests, and check edge cases the instructions describe."
+)
 STATE_LEAK_NOTE = (
     "Some hidden tests gave a different result when run alone than after other tests: your code keeps "
     "state between calls. Make each call depend only on its arguments."

@@ -10,9 +10,10 @@ The rules, for a Submit (hidden tests):
 - a hidden test shows the author's description when it fails, nothing when
   it passes; the harness's own text goes to ``detail``, for staff only;
 - the summary is a fixed text per outcome (the page shows
-  ``messages.OUTCOME_SUMMARY``): no exit status and no exception text once a
-  hidden test has called the learner's code. Only an error raised before any
-  hidden call (an import or syntax error at load) is shown as it is;
+  ``messages.OUTCOME_SUMMARY``, and an error adds
+  ``SUBMIT_ERROR_AFTER_HIDDEN_CALL``): no exit status and no exception text
+  once a hidden test has called the learner's code. Only an error raised
+  before any hidden call (an import or syntax error at load) is shown as it is;
 - stdout and stderr are dropped: they could carry what the learner's code
   learned about hidden inputs;
 - per-test durations are withheld, and peak memory and timings are
@@ -109,9 +110,11 @@ def summary_for(result: JobResult, kind: str) -> str:
         return messages.infra_error(result.error_code)
     if kind != Kind.SUBMIT:
         return safe_text(result.message)
-    if result.outcome == Outcome.ERROR and not hidden_calls_made(result):
-        # Raised while loading the learner's module: no hidden input exists yet.
-        return safe_text(result.message)
+    if result.outcome == Outcome.ERROR:
+        if not hidden_calls_made(result):
+            # Raised while loading the learner's module: no hidden input exists yet.
+            return safe_text(result.message)
+        return messages.SUBMIT_ERROR_AFTER_HIDDEN_CALL
     return ""
 
 

@@ -11,7 +11,7 @@ from django.db import DataError
 from exercises.models import Rung
 from grader import results, services
 from grader.constants import Kind, Outcome, Status
-from grader.messages import OUTCOME_SUMMARY
+from grader.messages import OUTCOME_SUMMARY, SUBMIT_ERROR_AFTER_HIDDEN_CALL
 from grader.models import Submission
 from sandbox.jobs import CaseResult
 from sandbox.testing import FakeRunner, job_result
@@ -52,7 +52,7 @@ def test_a_submit_summary_is_a_fixed_text_once_a_hidden_test_called_the_code(run
     state = _state(client, learner, submission)
     assert state["outcome"] == outcome
     assert state["summary"] == OUTCOME_SUMMARY[outcome]
-    assert state["message"] == ""
+    assert state["message"] == (SUBMIT_ERROR_AFTER_HIDDEN_CALL if outcome == Outcome.ERROR else "")
     assert SECRET not in str(state)
     # Staff keep the harness's own text.
     assert SECRET in submission.test_results.get().detail
