@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sandbox.interface import Runner
 from sandbox.jobs import JobResult
-from sandbox.runner import SandboxRunner
 
 from .jobs import job_for
 from .loader import RungFiles
@@ -86,7 +86,7 @@ def _evidence(result: JobResult) -> str:
     return text
 
 
-def validate_rung(source: RungSource, runner: SandboxRunner, *, parallel: int = 2) -> RungReport:
+def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2) -> RungReport:
     """Grade the reference, the starter and each wrong solution in the sandbox."""
     started = time.monotonic()
     plan: list[tuple[str, str, str]] = [

@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from .errors import HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
 from .jobs import MAX_STORED_OUTPUT, MAX_TEST_MESSAGE, MAX_TEST_NAME, MAX_TESTS, OUTCOMES, TEST_OUTCOMES, CaseResult, JobResult, truncate
 
 # Longest event line read at all, and deepest nesting decoded.
@@ -92,14 +93,14 @@ def _list(value: Any) -> list[Any]:
 def parse_report(report: dict[str, Any]) -> JobResult:
     outcome = report.get("outcome")
     if not isinstance(outcome, str) or outcome not in OUTCOMES:
-        return JobResult(outcome="infra_error", error_code="report_invalid", message="The grader's report was unreadable.")
+        return JobResult(outcome="infra_error", error_code=REPORT_INVALID, message="The grader's report was unreadable.")
     tests = [test for test in (parse_test(item) for item in _list(report.get("tests"))) if test is not None]
     peak = report.get("peak_memory_bytes")
     calls = report.get("hidden_calls")
     error_code = ""
     if outcome == "infra_error":
         code = report.get("error_code")
-        error_code = code if code in ("harness_crashed",) else "report_infra"
+        error_code = HARNESS_CRASHED if code == HARNESS_CRASHED else REPORT_INFRA
     return JobResult(
         outcome=outcome,
         message=clean_text(report.get("message") or "", MAX_TEST_MESSAGE),

@@ -20,6 +20,7 @@ from typing import Any
 import docker
 import docker.errors
 
+from . import errors
 from .cleanup import POOL_MAX_IDLE_S, remove_stale_containers
 from .container import LABEL, container_options, engine_grants
 from .jobs import MAX_TEST_MESSAGE, Job, JobResult, Limits
@@ -142,9 +143,9 @@ class SandboxRunner:
             try:
                 launched = launch(self._client(), self._options(job))
             except docker.errors.ImageNotFound:
-                return JobResult(outcome="infra_error", error_code="image_missing", message=f"sandbox image {self.image} is not built")
+                return JobResult(outcome="infra_error", error_code=errors.IMAGE_MISSING, message=f"sandbox image {self.image} is not built")
             except docker.errors.DockerException as exc:
-                return JobResult(outcome="infra_error", error_code="docker_unavailable", message=f"Docker is unavailable: {exc}"[:500])
+                return JobResult(outcome="infra_error", error_code=errors.DOCKER_UNAVAILABLE, message=f"Docker is unavailable: {exc}"[:500])
         container = launched.container
         try:
             if on_event:
@@ -154,7 +155,7 @@ class SandboxRunner:
             return result
         except docker.errors.DockerException as exc:
             log.warning("sandbox job failed on Docker: %s", exc)
-            return JobResult(outcome="infra_error", error_code="docker_failed", message=f"Docker failed during the job: {exc}"[:500])
+            return JobResult(outcome="infra_error", error_code=errors.DOCKER_FAILED, message=f"Docker failed during the job: {exc}"[:500])
         finally:
             if self.cleanup_in_background:
                 threading.Thread(target=self._finish, args=(launched,), daemon=True).start()
@@ -217,14 +218,14 @@ class SandboxRunner:
             oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
             if watchdog.fired and harness_started_s is None:
                 log.warning("sandbox harness did not start within %s s", self.startup_s)
-                return JobResult(outcome="infra_error", error_code="start_timeout", message="The grader did not start in time.", timings=timings)
+                return JobResult(outcome="infra_error", error_code=errors.START_TIMEOUT, message="The grader did not start in time.", timings=timings)
             if watchdog.fired:
                 return JobResult(outcome="timeout", message=f"Your code did not finish within the {job.limits.time_s:g} s time limit.", timings=timings)
             if oom_killed:
                 return JobResult(outcome="memory_limit", message="Your code ran out of memory and was killed.", timings=timings)
             log.warning("sandbox produced no report (exit %s)", state.get("StatusCode"))
             stderr = clean_text(container.logs(stdout=False, stderr=True, tail=40)[-4000:].decode("utf-8", "replace"), MAX_TEST_MESSAGE)
-            return JobResult(outcome="infra_error", error_code="report_missing", message="The grader produced no report.", stderr=stderr, timings=timings)
+            return JobResult(outcome="infra_error", error_code=errors.REPORT_MISSING, message="The grader produced no report.", stderr=stderr, timings=timings)
         result = parse_report(report)
         result.timings = {**timings, "run_s": seconds(report.get("run_s"))}
         return result

@@ -197,7 +197,7 @@ def grade_through_the_site(sandbox: Sandbox, learner: Any, rung: Any, kind: str,
 
     with capture(execute=False):
         submission = services.submit_solution(user=learner, rung=rung, kind=kind, code=code)
-    graded = services.grade_submission(submission.pk, runner=TrackingRunner(sandbox))  # type: ignore[arg-type]
+    graded = services.grade_submission(submission.pk, runner=TrackingRunner(sandbox))
     assert graded is not None
     submission.refresh_from_db()
     assert submission.status == Status.DONE

@@ -10,15 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.jobs import job_for
 from exercises.models import Rung
+from exercises.runners import sandbox_image
 from sandbox.runner import SandboxRunner
-
-
-def _image() -> str:
-    if settings.SANDBOX_IMAGE:
-        return str(settings.SANDBOX_IMAGE)
-    from sandbox.build import image_tag
-
-    return image_tag()
 
 
 class Command(BaseCommand):
@@ -42,7 +35,7 @@ class Command(BaseCommand):
         kind = "submit" if options["hidden"] else "run"
         # Its own runner, with no pre-started containers: a one-off command
         # leaves nothing running behind it.
-        runner = SandboxRunner(_image(), gpu_enabled=settings.SANDBOX_GPU_ENABLED, runtime=settings.SANDBOX_RUNTIME)
+        runner = SandboxRunner(sandbox_image(), gpu_enabled=settings.SANDBOX_GPU_ENABLED, runtime=settings.SANDBOX_RUNTIME)
         try:
             result = runner.run(job_for(rung.current_version, kind, code, seed=secrets.randbelow(2**31)))
         finally:
