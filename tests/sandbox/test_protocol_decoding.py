@@ -12,6 +12,7 @@ import json
 import socket
 import struct
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +94,16 @@ def test_plain_data_survives_the_trip(value: Any) -> None:
 )
 def test_hostile_frames_are_protocol_errors(body: bytes) -> None:
     harness, learner = socket.socketpair()
+    # A frame larger than the socket buffer: send it while the harness reads.
+    sender = threading.Thread(target=learner.sendall, args=(struct.pack("!I", len(body)) + body,), daemon=True)
     with harness, learner:
-        learner.sendall(struct.pack("!I", len(body)) + body)
+        sender.start()
         try:
             message = recv_message(harness)
         except ProtocolError:
             return
+        finally:
+            sender.join(10)
         # A frame that parses must still refuse to decode into a value.
         with pytest.raises(ProtocolError):
             decode_value(message["value"], _refuse_tags)
