@@ -1,10 +1,10 @@
 """The root-side launcher: the one process that starts learner fork servers.
 
-Forked by the harness before it drops its privileges, it stays root (with
-only SETUID, SETGID, CHOWN and SYS_RESOURCE, the container's capabilities).
-It imports torch once, then each fork server is a fork of it that drops to
-the learner uid: starting one costs milliseconds, not an import. It holds
-nothing of the job (it was forked before the job arrived), and a process
+Forked by the harness before it drops its privileges, and after it has
+imported torch and pytest, it stays root (with only SETUID, SETGID, CHOWN
+and SYS_RESOURCE, the container's capabilities). Each fork server is a fork
+of it that drops to the learner uid: starting one costs milliseconds, not
+an import. It holds nothing of the job (it was forked before the job arrived), and a process
 that drops from root to another uid is not dumpable, so a learner cannot
 ptrace or read what it inherited. It answers two requests from the harness,
 over a socketpair that no other process holds:

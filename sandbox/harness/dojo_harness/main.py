@@ -1,13 +1,14 @@
 """The harness's main program: PID 1's child in the sandbox container.
 
 Order matters, and is the security argument:
-1. As root, fork the launcher (``launcher``), which keeps root's power to
-   start and kill learner processes; it starts the first learner fork server
-   under the learner uid, with its stdout/stderr on pipes this process
-   drains (and caps), and hands back the server's control channel.
-2. Import pytest and torch (so a pre-started container is warm), then read
-   the job from stdin: the nonce, the tests, the learner's source. Nothing of
-   it is on a command line or in the environment.
+1. As root, import pytest and torch (so a pre-started container is warm),
+   then fork the launcher (``launcher``), which shares those imports and
+   keeps root's power to start and kill learner processes; it starts the
+   first learner fork server under the learner uid, with its stdout/stderr
+   on pipes this process drains (and caps), and hands back the server's
+   control channel.
+2. Read the job from stdin: the nonce, the tests, the learner's source.
+   Nothing of it is on a command line or in the environment.
 3. Write the tests into a folder only the harness uid can read, drop to the
    harness uid (which clears every capability) and run pytest. A Submit runs
    again, each test in a fresh learner process, under a new fork server that
@@ -195,9 +196,17 @@ def main() -> int:
     os.umask(0o077)
     _prepare_dirs()
     _set_own_oom_score(HARNESS_OOM_SCORE_ADJ)
-    # The launcher is forked now, before any thread or heavy import: it keeps
-    # root's power to start and kill learner processes after this process
-    # has dropped it. The learner's output goes to pipes drained here.
+    # Heavy imports before the job arrives: a pre-started container is warm.
+    import numpy  # noqa: F401
+    import pytest  # noqa: F401
+    import torch  # noqa: F401
+
+    _warm_pytest()
+    # Then the launcher is forked, before any thread starts and before the
+    # job arrives: it keeps root's power to start and kill learner processes
+    # after this process has dropped it, and it (with every fork server it
+    # starts) shares these imports instead of paying for its own. The
+    # learner's output goes to pipes drained here.
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
 
@@ -210,11 +219,6 @@ def main() -> int:
     os.close(out_write)
     os.close(err_write)
     control = launcher.start()
-    # Heavy imports before the job arrives: a pre-started container is warm.
-    import pytest  # noqa: F401
-    import torch  # noqa: F401
-
-    _warm_pytest()
 
     # A pre-started (pooled) container that no job comes for ends by itself.
     idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
