@@ -47,6 +47,20 @@ SUBMIT_ERROR_AFTER_HIDDEN_CALL = (
     "Your code raised an error or ended its process while a hidden test called it. "
     "The details stay hidden; Run the visible tests, and check edge cases the instructions describe."
 )
+# A Submit whose second run (each hidden test again, in a fresh process)
+# failed: the outcome is the re-run's, and the learner is told why.
+RERUN_FAILED = {
+    "timeout": (
+        "Your code passed its first run, but the second check, which runs each hidden test again in a fresh "
+        "process, did not finish within the time limit. Code that is slow or hangs when a test runs on its own "
+        "cannot pass."
+    ),
+    "error": (
+        "Your code passed its first run, but it raised an error or ended its process when the hidden tests ran "
+        "again, each in a fresh process. Make each call depend only on its arguments."
+    ),
+    "incomplete": "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, did not complete.",
+}
 STATE_LEAK_NOTE = (
     "Some hidden tests gave a different result when run alone than after other tests: your code keeps "
     "state between calls. Make each call depend only on its arguments."

@@ -106,6 +106,8 @@ def summary_for(result: JobResult, kind: str) -> str:
         return messages.infra_error(result.error_code)
     if kind != Kind.SUBMIT:
         return safe_text(result.message)
+    if result.rerun_failure in messages.RERUN_FAILED:
+        return messages.RERUN_FAILED[result.rerun_failure]
     if result.outcome == Outcome.ERROR:
         if not hidden_calls_made(result):
             # Raised while loading the learner's module: no hidden input exists yet.

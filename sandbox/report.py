@@ -14,7 +14,18 @@ import math
 from typing import Any
 
 from .errors import HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
-from .jobs import MAX_STORED_OUTPUT, MAX_TEST_MESSAGE, MAX_TEST_NAME, MAX_TESTS, OUTCOMES, TEST_OUTCOMES, CaseResult, JobResult, truncate
+from .jobs import (
+    MAX_STORED_OUTPUT,
+    MAX_TEST_MESSAGE,
+    MAX_TEST_NAME,
+    MAX_TESTS,
+    OUTCOMES,
+    RERUN_FAILURES,
+    TEST_OUTCOMES,
+    CaseResult,
+    JobResult,
+    truncate,
+)
 
 # Longest event line read at all, and deepest nesting decoded.
 MAX_EVENT_BYTES = 8 * 1024 * 1024
@@ -112,4 +123,5 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         error_code=error_code,
         # Unknown means "assume it did": the safe side for what a learner sees.
         hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),
+        rerun_failure=rerun if isinstance(rerun := report.get("rerun_failure"), str) and rerun in RERUN_FAILURES else "",
     )

@@ -11,7 +11,7 @@ from django.db import DataError
 from exercises.models import Rung
 from grader import results, services
 from grader.constants import Kind, Outcome, Status
-from grader.messages import OUTCOME_SUMMARY, SUBMIT_ERROR_AFTER_HIDDEN_CALL
+from grader.messages import OUTCOME_SUMMARY, RERUN_FAILED, SUBMIT_ERROR_AFTER_HIDDEN_CALL
 from grader.models import Submission
 from sandbox.jobs import CaseResult
 from sandbox.testing import FakeRunner, job_result
@@ -103,3 +103,14 @@ def test_a_result_that_cannot_be_stored_ends_with_a_stored_fallback(rung, learne
     assert learner.progress.count() == 0  # ours: never counted
     # The learner may send code for this rung again.
     assert services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="x = 2\n").status == Status.QUEUED
+
+
+@pytest.mark.parametrize(("outcome", "failure"), [(Outcome.TIMEOUT, "timeout"), (Outcome.ERROR, "error"), (Outcome.FAILED, "incomplete")])
+def test_a_failed_rerun_is_explained_with_a_fixed_sentence(rung, learner, client, outcome, failure):
+    tests = [CaseResult(name="test_hidden_edge", outcome="passed")]
+    result = job_result(outcome, tests, message=f"second check: {SECRET}", hidden_calls_made=True, rerun_failure=failure)
+    submission = _grade(rung, learner, Kind.SUBMIT, result)
+    state = _state(client, learner, submission)
+    assert state["outcome"] == outcome
+    assert state["message"] == RERUN_FAILED[failure]
+    assert SECRET not in str(state)

@@ -50,6 +50,7 @@ reports = st.fixed_dictionaries(
         "peak_memory_bytes": json_values,
         "hidden_calls": json_values,
         "error_code": json_values,
+        "rerun_failure": st.sampled_from(["timeout", "error", "incomplete", "bogus", ""]) | json_values,
     },
 )
 
@@ -73,6 +74,7 @@ def _check(result: JobResult) -> None:
     for name in result.state_leaks:
         _storable(name, MAX_TEST_NAME)
     assert result.peak_memory_bytes is None or result.peak_memory_bytes >= 0
+    assert result.rerun_failure in ("", "timeout", "error", "incomplete")
 
 
 @settings(max_examples=300, deadline=None)

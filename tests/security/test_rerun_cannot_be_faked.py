@@ -100,3 +100,4 @@ def test_a_rerun_that_cannot_finish_fails_the_submit(sandbox: Sandbox) -> None:
     graded = sandbox.attack(REFERENCE + textwrap.dedent(STALLS_THE_RERUN), mode="submit")
     assert graded.outcome == "timeout", graded.describe()
     assert "second check" in graded.result.message, graded.describe()
+    assert graded.result.rerun_failure == "timeout", graded.describe()

@@ -342,4 +342,5 @@ def _grade(
         "peak_memory_bytes": peak_memory(),
         "run_s": round(run_s, 3),
         "hidden_calls": calls,
+        "rerun_failure": rerun.failure if rerun is not None and outcome == rerun.outcome else "",
     }

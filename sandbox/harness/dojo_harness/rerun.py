@@ -20,6 +20,9 @@ class RerunVerdict:
     outcome: str | None = None
     message: str = ""
     leaky: list[str] = field(default_factory=list)
+    # Why the re-run failed ("timeout", "error", "incomplete"): the host shows
+    # a fixed sentence for it even on a Submit, where learner text is withheld.
+    failure: str = ""
 
 
 def rerun_note(shared: str, fresh: str) -> str:
@@ -54,14 +57,14 @@ def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> 
 def judge_rerun(shared: RunState, fresh: RunState, time_s: float) -> RerunVerdict:
     prefix = "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, "
     if fresh.timed_out:
-        return RerunVerdict("timeout", prefix + f"did not finish within the {time_s:g} s time limit.")
+        return RerunVerdict("timeout", prefix + f"did not finish within the {time_s:g} s time limit.", failure="timeout")
     if fresh.import_error is not None:
-        return RerunVerdict("error", prefix + "could not load your code:\n" + fresh.import_error)
+        return RerunVerdict("error", prefix + "could not load your code:\n" + fresh.import_error, failure="error")
     if fresh.learner_died is not None:
-        return RerunVerdict("error", prefix + f"stopped: {fresh.learner_died}.")
+        return RerunVerdict("error", prefix + f"stopped: {fresh.learner_died}.", failure="error")
     if fresh.collect_errors:
         return RerunVerdict("infra_error", "The re-run's tests could not be collected: " + "; ".join(fresh.collect_errors)[:2000])
     missing = sorted(set(shared.tests) - set(fresh.tests))
     if missing:
-        return RerunVerdict("failed", prefix + f"did not complete: {len(missing)} of {len(shared.tests)} tests did not run again.")
+        return RerunVerdict("failed", prefix + f"did not complete: {len(missing)} of {len(shared.tests)} tests did not run again.", failure="incomplete")
     return RerunVerdict(leaky=merge_fresh(shared.tests, fresh.tests))
