@@ -78,11 +78,15 @@ def _rung_context(rung: Path, seed: int) -> Iterator[None]:
     os.environ["DOJO_SEED"] = str(seed)
     # The outer session's plugins (pytest-django...) have no business in the suite.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    # One thread, as in the sandbox (1 CPU): small tensors on contended cores run far slower with more.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     _forget_rung_modules()
     try:
         yield
     finally:
         _forget_rung_modules()
+        torch.set_num_threads(threads)
         sys.path[:] = saved_path
         for key, value in saved_env.items():
             if value is None:
