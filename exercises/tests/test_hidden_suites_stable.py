@@ -103,8 +103,13 @@ def _forget_rung_modules() -> None:
             del sys.modules[name]
 
 
-def run_hidden(rung: Path, seed: int, solution_path: Path | None = None, wrap: Callable[[Any], Any] | None = None) -> _SolutionPlugin:
-    """Run the rung's hidden suite against a solution file (default: its reference)."""
+def run_hidden(
+    rung: Path, seed: int, solution_path: Path | None = None, wrap: Callable[[Any], Any] | None = None, *, first_failure: bool = False
+) -> _SolutionPlugin:
+    """Run the rung's hidden suite against a solution file (default: its reference).
+
+    ``first_failure`` stops at the first failing test: enough to show a wrong solution is caught.
+    """
     with _rung_context(rung, seed):
         if solution_path is None:
             # The reference solution is the very module the tests import as ``reference``.
@@ -131,6 +136,7 @@ def run_hidden(rung: Path, seed: int, solution_path: Path | None = None, wrap: C
                 "--no-summary",
                 "-o", "console_output_style=classic",
                 "--capture=sys",
+                *(["-x"] if first_failure else []),
             ],
             plugins=[plugin],
         )
@@ -236,6 +242,6 @@ WRONG = [(rung, path) for rung in RUNGS for path in _wrong_solutions(rung)]
 
 @pytest.mark.parametrize(("rung", "wrong"), WRONG, ids=[f"{rung.name}/{path.stem}" for rung, path in WRONG])
 def test_it_fails_every_wrong_solution(rung: Path, wrong: Path) -> None:
-    plugin = run_hidden(rung, FIXED_SEED, wrong)
+    plugin = run_hidden(rung, FIXED_SEED, wrong, first_failure=True)
     assert plugin.outcomes, f"{rung.name}: no hidden test ran for {wrong.name}"
     assert _failures(plugin), f"{rung.name}: wrong/{wrong.name} passes every hidden test"
