@@ -159,7 +159,7 @@ def _wrong_solutions(rung: Path) -> list[Path]:
 # ---------------------------------------------------------------------------
 
 
-def _fingerprint(value: Any, objects: dict[int, int]) -> Any:
+def _fingerprint(value: Any, objects: Iterator[int]) -> Any:
     if isinstance(value, torch.Tensor):
         data = value.detach().cpu().contiguous()
         raw = data.view(torch.uint8).numpy().tobytes() if data.numel() else b""
@@ -169,14 +169,16 @@ def _fingerprint(value: Any, objects: dict[int, int]) -> Any:
     if isinstance(value, dict):
         return ("dict", tuple((repr(key), _fingerprint(item, objects)) for key, item in value.items()))
     if isinstance(value, _Recorder):
-        return ("object", objects.setdefault(id(value), len(objects)))
+        return ("object", value._number)
     return ("value", repr(value))
 
 
 class _Recorder:
     """Forwards attribute reads and calls to ``target``, logging every call with its arguments."""
 
-    def __init__(self, target: Any, log: list[Any], objects: dict[int, int], home: str) -> None:
+    def __init__(self, target: Any, log: list[Any], objects: Iterator[int], home: str) -> None:
+        # Objects are numbered in order of creation (an id() can be reused once one is collected).
+        object.__setattr__(self, "_number", next(objects))
         object.__setattr__(self, "_target", target)
         object.__setattr__(self, "_log", log)
         object.__setattr__(self, "_objects", objects)
@@ -199,7 +201,7 @@ class _Recorder:
 
 def _recorded_run(rung: Path, seed: int) -> tuple[list[Any], _SolutionPlugin]:
     log: list[Any] = []
-    plugin = run_hidden(rung, seed, wrap=lambda module: _Recorder(module, log, {}, module.__name__))
+    plugin = run_hidden(rung, seed, wrap=lambda module: _Recorder(module, log, itertools.count(), module.__name__))
     return log, plugin
 
 
