@@ -125,6 +125,9 @@ def test_draft_the_target_prefers_is_always_accepted(solution):
     p_t = torch.tensor(p).expand(n, 4, 3).clone()
     out = solution.verify_draft(drafts, q_t, p_t, _seed(8))
     assert_equal(out.tolist(), [[1, 0, 2, 1]] * n, "rows whose drafts the target likes more than the draft model did")
+    out = solution.verify_draft(drafts.to(torch.int32), q_t, p_t, _seed(9))
+    assert_tensor(out, shape=(n, 4), dtype=torch.int64, what="emitted tokens when the draft ids come as int32")
+    assert_equal(out.tolist(), [[1, 0, 2, 1]] * n, "the same rows with draft ids given as int32")
 
 
 def test_same_seed_gives_same_tokens(solution):

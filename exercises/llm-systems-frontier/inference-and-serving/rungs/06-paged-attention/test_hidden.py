@@ -358,5 +358,13 @@ def test_generated_call_sequences_match_the_reference(solution):
         for seq in ref._tables:
             for name in ("block_table", "num_tokens", "wasted_slots"):
                 assert_equal(_call(mine, name, seq), _call(ref, name, seq), f"{label}: {name}({seq!r})")
+        for seq in ref._tables:
+            for name in ("num_tokens", "wasted_slots"):
+                value = getattr(mine, name)(seq)
+                assert type(value) is int, f"{label}: {name}({seq!r}) returned {type(value).__name__} {value!r}; the rules ask for an int"
+            table = mine.block_table(seq)
+            assert all(type(block) is int for block in table), f"{label}: block_table({seq!r}) = {table!r} holds non-int entries"
+        free = mine.num_free_blocks()
+        assert type(free) is int, f"{label}: num_free_blocks() returned {type(free).__name__} {free!r}; the rules ask for an int"
         refs = [_call(ref, "ref_count", block) for block in range(num_blocks)]
         assert_equal([_call(mine, "ref_count", block) for block in range(num_blocks)], refs, f"{label}: reference counts of blocks 0..{num_blocks - 1}")
