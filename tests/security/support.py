@@ -145,7 +145,10 @@ class Sandbox:
                 on_event(kind, data)
 
         started = time.monotonic()
-        result = self.runner.run(Job(mode=mode, source=source, tests=tests, limits=Limits(**{**ATTACK_LIMITS, **limits})), on_event=record)
+        # Hidden tests compare with the reference, which the harness (never the learner) gets.
+        reference = REFERENCE if mode == "submit" else ""
+        job = Job(mode=mode, source=source, tests=tests, limits=Limits(**{**ATTACK_LIMITS, **limits}), reference=reference, seed=7)
+        result = self.runner.run(job, on_event=record)
         graded = Graded(result, next((data["id"] for kind, data in events if kind == "container"), ""), time.monotonic() - started, events)
         assert graded.container_id, f"the runner never reported its container\n{graded.describe()}"
         assert graded.container_id not in sandbox_containers(), "the job's container survived the job"
