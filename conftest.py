@@ -87,6 +87,16 @@ def redis_server() -> Iterator[RedisServer]:
     shutil.rmtree(server.data_dir, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _celery_uses_the_test_redis(redis_server: RedisServer) -> None:
+    """Point Celery at the test Redis before any test runs.
+
+    NOTE: the app caches its result backend and connection pool on first use
+    (an eager task does it): configured later, they would keep talking to
+    the default Redis, and every worker test after would fail.
+    """
+
+
 @pytest.fixture(scope="session")
 def redis_url(redis_server: RedisServer) -> str:
     return redis_server.url
