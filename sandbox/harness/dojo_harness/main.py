@@ -228,6 +228,10 @@ def main() -> int:
 
     run_started = time.monotonic()
     emitter.emit("started", setup_s=round(run_started - started, 3))
+    if payload.get("mode") == "mutants":  # a batch of the reference's mutants, not a learner's job
+        from .mutants import run_batch
+
+        return run_batch(payload, emitter, harness_sock, learner, flood, (stdout_tap, stderr_tap))
     time_s = float(limits.get("time_s", 30))
     source = str(payload["source"])
 

@@ -1,0 +1,234 @@
+"""Batch mode: many mutants of a rung's reference, graded in one container.
+
+A mutant is the reference with one small change (``exercises.mutation``
+makes them on the host). It comes from trusted code, so one container may
+grade a whole batch; each mutant is still graded as a Submit grades a
+learner's code: the hidden tests against it in one learner process, then,
+when they all pass, each test again in a fresh process (state kept between
+calls fails a Submit). Two differences make it fast without changing a
+verdict: a run stops at the first failing test (a mutant is killed by one),
+and each run has its own time limit.
+
+That limit is on CPU time, per test, and comes from the reference itself,
+graded first in this container: ``time_factor`` times the wall time each
+test took with the reference (never less than its CPU time), at least
+``min_time_s``. A mutant that spends more is killed by timeout, as mutation
+testing tools count it; counting CPU time, not wall time, means a busy
+machine slows the analysis down but never kills a mutant that is merely
+waiting for a core. The wall clock still gives each test the rung's
+``limits.time_s``.
+
+One ``test`` event per mutant: ``name`` is the mutant's id, ``outcome`` is
+``passed`` when it survived, else ``failed``, ``error`` or ``timeout``;
+``message`` starts with the job outcome a learner would have got (``failed:``,
+``timeout:``, ``memory_limit:``...).
+
+This unprivileged process cannot end a busy learner process, so each
+mutant ends itself: a trailer appended to its source (after every line of
+the mutant, so none moves) arms a CPU-time alarm whose default action ends
+the process, even inside C code. The fork server reports that end and the
+next mutant goes on in the same container. When a test runs out of wall
+time instead (a mutant that hangs without computing, or one stuck while
+being imported, before the trailer ran), the harness waits for the alarm;
+if the process does not end, the batch stops there (report outcome
+``timeout``) and the host starts a fresh container for the rest.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .main import TEST_DIR, Emitter, OutputTap, oom_kills
+from .plugin import HarnessPlugin, RunState, run_tests
+from .proxy import Channel, ChannelBroken, LearnerDied, ServerDied
+
+MAX_MUTANTS = 5000
+MAX_DETAIL = 1000
+# Appended to every mutant: after that much CPU time, SIGPROF's default action ends the process.
+SELF_LIMIT = """
+
+import signal as _dojo_signal  # appended by the grader: a mutant that loops forever ends itself
+
+_dojo_signal.signal(_dojo_signal.SIGPROF, _dojo_signal.SIG_DFL)
+_dojo_signal.setitimer(_dojo_signal.ITIMER_PROF, {seconds!r})
+"""
+CPU_LIMIT_EXIT = -signal.SIGPROF
+# A run stops at the first failing test (one is enough to kill a mutant), and
+# prints no tracebacks: nobody reads them, and formatting them costs time.
+PYTEST_ARGS = ["-x", "--tb=no"]
+
+
+class _PerTest:
+    """A pytest plugin: each test gets the wall deadline and, with a process per test, its own CPU limit; times each test."""
+
+    def __init__(self, plugin: HarnessPlugin, source: str, limits: dict[str, float], default_s: float, fresh: bool) -> None:
+        self.plugin = plugin
+        self.source = source
+        self.limits = limits
+        self.default_s = default_s
+        self.fresh = fresh
+        self.durations: dict[str, float] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+        self.plugin.channel.deadline = time.monotonic() + self.default_s
+        if self.fresh:
+            # This test's own learner process ends itself after this much CPU time.
+            self.plugin.source = self.source + SELF_LIMIT.format(seconds=self.limits.get(item.name, self.default_s))
+        began = time.monotonic()
+        try:
+            return (yield)
+        finally:
+            self.durations[item.name] = time.monotonic() - began
+            if not self.plugin.state.timed_out:
+                # Time to end the shared process cleanly after the last test.
+                self.plugin.channel.deadline = time.monotonic() + self.default_s
+
+
+class _Batch:
+    def __init__(self, sock: Any, learner: subprocess.Popen[bytes], flood: threading.Event, taps: tuple[OutputTap, ...], time_s: float) -> None:
+        self.sock = sock
+        self.learner = learner
+        self.flood = flood
+        self.taps = taps
+        self.time_s = time_s
+        # CPU seconds per test, from the reference's own runs (``calibrate``); else ``time_s``.
+        self.limits: dict[str, float] = {}
+        self.preloaded = set(sys.modules)
+
+    def stop(self) -> str | None:
+        return "output flood" if self.flood.is_set() else None
+
+    def run(self, source: str, *, fresh: bool) -> tuple[RunState, dict[str, float]]:
+        """One run of the tests (shared process, or one per test); its state and each test's wall time."""
+        channel = Channel(self.sock, deadline=time.monotonic() + self.time_s, abort=self.flood)
+        # The shared process serves every test: its CPU limit is all of theirs.
+        total = sum(self.limits.values()) if self.limits else self.time_s
+        plugin = HarnessPlugin(channel, source + SELF_LIMIT.format(seconds=total), fresh=fresh, stop=self.stop)
+        per_test = _PerTest(plugin, source, self.limits, self.time_s, fresh)
+        try:
+            state = run_tests(str(TEST_DIR), plugin, PYTEST_ARGS, extra_plugins=[per_test])
+        finally:
+            self.forget_test_modules()
+        if state.learner_died is None and self.learner.poll() is not None:
+            state.learner_died = ServerDied(self.learner.returncode)
+        return state, per_test.durations
+
+    def wait_for_child_exit(self) -> bool:
+        """After a wall-clock timeout: True once the busy learner child has ended (its CPU limit ended it)."""
+        channel = Channel(self.sock, deadline=time.monotonic() + self.time_s, abort=self.flood)
+        try:
+            while channel.recv().get("op") != "child_exit":
+                pass  # a late reply of the call that ran out of time
+        except Exception:  # noqa: BLE001 - no end in time, a dead server or junk: this learner cannot be reused
+            return False
+        return self.learner.poll() is None
+
+    def forget_test_modules(self) -> None:
+        """The next run imports the tests (and ``reference``) afresh, as a new job would."""
+        for name in [name for name in sys.modules if name not in self.preloaded]:
+            path = getattr(sys.modules[name], "__file__", None) or ""
+            if path and Path(path).is_relative_to(TEST_DIR):
+                del sys.modules[name]
+
+    def calibrate(self, reference: str, factor: float, floor: float) -> str:
+        """Grade the reference both ways; each test's CPU limit becomes ``factor`` times its slower wall time, within [floor, time_s]."""
+        slowest: dict[str, float] = {}
+        for fresh in (True, False):
+            state, durations = self.run(reference, fresh=fresh)
+            if state.timed_out or not state.tests or any(record.outcome != "passed" for record in state.tests.values()):
+                return "the reference did not pass here: every test keeps the rung's limit"
+            for name, seconds in durations.items():
+                slowest[name] = max(slowest.get(name, 0.0), seconds)
+        self.limits = {name: round(min(self.time_s, max(floor, factor * seconds)), 2) for name, seconds in slowest.items()}
+        return f"per-test CPU limits {min(self.limits.values()):g}-{max(self.limits.values()):g} s"
+
+    def grade(self, source: str) -> tuple[str, str, bool]:
+        """(outcome, detail, learner still usable) of one mutant.
+
+        A Submit passes only when the tests pass in one shared process and
+        each alone in a fresh one; a failure in either fails it. The fresh
+        run goes first here: it kills most mutants, and a test that hangs
+        then costs only its own limit and its own process.
+        """
+        self.flood.clear()
+        for tap in self.taps:
+            tap.total = 0
+        baseline_ooms = oom_kills()
+        state, _ = self.run(source, fresh=True)
+        alone = True
+        if not self._fatal(state) and not state.collect_errors and state.tests and all(r.outcome == "passed" for r in state.tests.values()):
+            state, _ = self.run(source, fresh=False)
+            alone = False
+        new_ooms = oom_kills() - baseline_ooms
+        failing = [r for r in sorted(state.tests.values(), key=lambda r: r.order) if r.outcome != "passed"]
+        cpu_limit = isinstance(state.learner_died, LearnerDied) and state.learner_died.exitcode == CPU_LIMIT_EXIT
+        if state.timed_out:
+            outcome, detail = "timeout", f"{failing[0].name if failing else 'a test'} did not finish within {self.time_s:g} s"
+        elif cpu_limit:
+            outcome, detail = "timeout", f"{failing[0].name if failing else 'a test'} used more than its CPU time limit"
+        elif self.flood.is_set():
+            outcome, detail = "output_limit", "printed more than the output cap"
+        elif new_ooms > 0:
+            outcome, detail = "memory_limit", "ran out of memory"
+        elif state.import_error is not None:
+            outcome, detail = "error", state.import_error
+        elif state.learner_died is not None:
+            outcome, detail = "error", str(state.learner_died)
+        elif state.collect_errors or not state.tests:
+            outcome, detail = "infra_error", "the tests could not be collected: " + "; ".join(state.collect_errors)
+        elif failing:
+            where = "alone in a fresh process" if alone else "after the others in one process (it passes alone: state kept between calls)"
+            outcome, detail = "failed", f"{failing[0].name} {failing[0].outcome} {where}"
+        else:
+            outcome, detail = "passed", ""
+        usable = not self.flood.is_set() and self.learner.poll() is None and not isinstance(state.learner_died, ChannelBroken)
+        if usable and state.timed_out:
+            usable = self.wait_for_child_exit()
+        return outcome, detail[:MAX_DETAIL], usable
+
+    def _fatal(self, state: RunState) -> bool:
+        return state.timed_out or self.flood.is_set() or state.learner_died is not None or state.import_error is not None
+
+
+def _event_outcome(outcome: str) -> str:
+    return {"passed": "passed", "failed": "failed", "timeout": "timeout"}.get(outcome, "error")
+
+
+def run_batch(payload: dict[str, Any], emitter: Emitter, sock: Any, learner: subprocess.Popen[bytes], flood: threading.Event,
+              taps: tuple[OutputTap, ...]) -> int:
+    """Grade ``payload["mutants"]`` ([{"id", "source"}]) in order; one ``test`` event each, then the report."""
+    started = time.monotonic()
+    time_s = float(dict(payload.get("limits") or {}).get("time_s", 10))
+    mutants = list(payload.get("mutants") or [])[:MAX_MUTANTS]
+    batch = _Batch(sock, learner, flood, taps, time_s)
+    calibration = batch.calibrate(str(payload.get("reference") or ""), float(payload.get("time_factor") or 10), float(payload.get("min_time_s") or 1))
+    graded = 0
+    stopped = ""
+    for mutant in mutants:
+        began = time.monotonic()
+        outcome, detail, usable = batch.grade(str(mutant["source"]))
+        emitter.emit("test", name=str(mutant["id"]), outcome=_event_outcome(outcome), duration_s=round(time.monotonic() - began, 4),
+                     message=f"{outcome}: {detail}" if detail else outcome)
+        graded += 1
+        if not usable:
+            stopped = outcome
+            break
+    emitter.emit(
+        "report",
+        outcome="passed" if graded == len(mutants) else ("timeout" if stopped == "timeout" else "error"),
+        message=f"graded {graded} of {len(mutants)} mutants; {calibration}"
+        + (f"; stopped after a mutant's {stopped}: a fresh container grades the rest" if stopped else ""),
+        tests=[],
+        run_s=round(time.monotonic() - started, 3),
+    )
+    return 0

@@ -1,0 +1,70 @@
+"""The harness's batch mode: many mutants of a reference in one container,
+each graded as a Submit; a mutant that loops, hangs or eats memory is killed,
+never an infrastructure error, and the rest still get graded."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox.jobs import Limits
+from sandbox.mutants import Mutant, MutantBatch, run_mutants
+from sandbox.runner import SandboxRunner
+
+REFERENCE = "def total(n):\n    result = 0\n    for i in range(n):\n        result += i\n    return result\n"
+HIDDEN = """\
+import random
+
+import grading
+import reference
+
+
+def test_small(solution):
+    assert solution.total(4) == 6
+
+
+def test_zero(solution):
+    assert solution.total(0) == 0
+
+
+def test_matches_the_reference_on_a_seeded_input(solution):
+    n = random.Random(grading.job_seed()).randint(5, 50)
+    assert solution.total(n) == reference.total(n)
+"""
+MUTANTS = {
+    "survives": REFERENCE.replace("result += i", "result = result + i"),
+    "off-by-one": REFERENCE.replace("return result", "return result + 1"),
+    "loops-forever": REFERENCE.replace("    return result", "    while n >= 0:\n        result += 1\n    return result"),
+    "eats-memory": REFERENCE.replace("    return result", "    hog = []\n    while True:\n        hog.append(bytearray(2**24))"),
+    "hangs-on-import": REFERENCE + "\nimport time\ntime.sleep(3600)\n",
+    "raises": REFERENCE.replace("return result", "return result // (n - n)"),
+    "graded-after-the-hang": REFERENCE.replace("range(n)", "range(n - 1)"),
+}
+
+
+@pytest.mark.docker
+def test_a_batch_kills_every_wrong_mutant_and_survives_the_ones_that_hang_or_eat_memory(sandbox_image: str) -> None:
+    runner = SandboxRunner(sandbox_image, grace_s=5)
+    batch = MutantBatch(
+        mutants=[Mutant(mutant_id, source) for mutant_id, source in MUTANTS.items()],
+        tests={"test_hidden.py": HIDDEN},
+        reference=REFERENCE,
+        limits=Limits(time_s=4),
+        time_s=4,
+        seed=7,
+    )
+    run = run_mutants(runner, batch)
+    assert not run.error, run
+    outcomes = {verdict.id: verdict.outcome for verdict in run.verdicts}
+    assert outcomes == {
+        "survives": "passed",
+        "off-by-one": "failed",
+        "loops-forever": "timeout",  # its own CPU limit ended it
+        "eats-memory": "memory_limit",
+        "hangs-on-import": "timeout",  # the wall clock: its container stops after it
+        "raises": "failed",
+        "graded-after-the-hang": "failed",
+    }, run.verdicts
+    assert [verdict.killed for verdict in run.verdicts].count(False) == 1
+    # One container for all, and one more after the mutant that hung before its CPU limit was armed.
+    assert run.containers == 2, run
+    assert all("per-test CPU limits" in note for note in run.notes), run.notes
