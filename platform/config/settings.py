@@ -192,6 +192,14 @@ SANDBOX_GPU_ENABLED: bool = env.bool("SANDBOX_GPU_ENABLED", default=False)
 # within that time would otherwise find it still importing (bench/results.json).
 SANDBOX_POOL_SIZE: int = env.int("SANDBOX_POOL_SIZE", default=2)
 
+# --- Authoring: the mutation gate -------------------------------------------
+# Publishing a rung is refused while its hidden tests kill less than this
+# share of the reference's mutants (killed / (mutants - equivalent)); see
+# exercises/mutation.py and docs/authoring.md.
+MUTATION_MIN_SCORE: float = env.float("MUTATION_MIN_SCORE", default=0.9)
+if not 0.0 <= MUTATION_MIN_SCORE <= 1.0:
+    raise ImproperlyConfigured(f"MUTATION_MIN_SCORE must lie between 0 and 1, got {MUTATION_MIN_SCORE}")
+
 # --- Celery / Redis --------------------------------------------------------
 REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6390/0")
 CELERY_BROKER_URL = REDIS_URL
