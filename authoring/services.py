@@ -10,6 +10,7 @@ MUTATION_MIN_SCORE of the reference's mutants (the mutation gate).
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -30,6 +31,9 @@ from .models import RungCheck, RungDraft
 from .transfer import read_rung_files, rung_files
 
 log = logging.getLogger(__name__)
+
+# Seconds of a Check's time kept for storing its report after the mutants.
+CHECK_REPORT_MARGIN_S = 30
 
 
 def draft_from_version(module: Module, rung: Rung) -> RungDraft:
@@ -161,6 +165,11 @@ def run_check(check_id: int, *, runner: SandboxRunner | Any | None = None) -> Ru
 
     None when there was nothing to claim (a redelivered task).
     """
+    from .tasks import CHECK_SOFT_LIMIT_S
+
+    # The mutants stop in time for the facts to be stored: a Check that ran
+    # out of time says so instead of ending at the task's time limit.
+    stop_at = time.monotonic() + CHECK_SOFT_LIMIT_S - CHECK_REPORT_MARGIN_S
     claimed = RungCheck.objects.filter(pk=check_id, status=CheckStatus.QUEUED).update(status=CheckStatus.RUNNING, started_at=timezone.now())
     if claimed != 1:
         return None
@@ -171,7 +180,7 @@ def run_check(check_id: int, *, runner: SandboxRunner | Any | None = None) -> Ru
             from grader.services import default_runner
 
             runner = default_runner()
-        report = validate_rung(RungSource.from_files(files), runner)
+        report = validate_rung(RungSource.from_files(files), runner, stop_at=stop_at)
     except Exception as exc:  # any failure ends the Check, visibly, instead of leaving it running
         log.exception("check %s failed to run", check_id)
         RungCheck.objects.filter(pk=check_id).update(status=CheckStatus.DONE, ok=False, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now())

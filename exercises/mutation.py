@@ -210,7 +210,7 @@ class MutationReport:
 
 
 def _grade_in_sandbox(runner: SandboxRunner, content: RungContent, mutants: Sequence[GeneratedMutant], parallel: int, seed: int,
-                      report: MutationReport) -> list[MutantVerdict]:
+                      report: MutationReport, stop_at: float | None = None) -> list[MutantVerdict]:
     """Verdicts from batches in ``parallel`` containers at a time (their count, notes and first error go to ``report``)."""
     job = job_for(content, "submit", "", seed=seed)
     groups = [list(mutants[index::parallel]) for index in range(max(1, parallel))]
@@ -220,7 +220,7 @@ def _grade_in_sandbox(runner: SandboxRunner, content: RungContent, mutants: Sequ
         for group in groups if group
     ]
     with ThreadPoolExecutor(max_workers=max(1, len(batches))) as pool:
-        runs = list(pool.map(lambda batch: run_mutants(runner, batch), batches))
+        runs = list(pool.map(lambda batch: run_mutants(runner, batch, stop_at=stop_at), batches))
     report.containers = sum(run.containers for run in runs)
     report.limits = [note for run in runs for note in run.notes]
     report.error = next((run.error for run in runs if run.error), "")
@@ -244,13 +244,17 @@ def analyse_mutants(
     equivalent: Mapping[str, str],
     parallel: int = 2,
     seed: int = 0,
+    stop_at: float | None = None,
 ) -> MutationReport:
-    """Grade every mutant of ``content.reference`` against the hidden tests; ``equivalent`` maps ids to the author's reasons."""
+    """Grade every mutant of ``content.reference`` against the hidden tests; ``equivalent`` maps ids to the author's reasons.
+
+    Mutants not graded by ``stop_at`` (``time.monotonic()``) are reported in ``ungraded`` and ``error``.
+    """
     started = time.monotonic()
     mutants = generate_mutants(content.reference)
     report = MutationReport(mutants=len(mutants))
     if isinstance(runner, SandboxRunner):
-        verdicts = _grade_in_sandbox(runner, content, mutants, parallel, seed, report)
+        verdicts = _grade_in_sandbox(runner, content, mutants, parallel, seed, report, stop_at)
     else:
         verdicts = _grade_one_job_each(runner, content, mutants, seed)
     by_id = {verdict.id: verdict for verdict in verdicts}

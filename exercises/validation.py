@@ -96,8 +96,11 @@ def _evidence(result: JobResult) -> str:
     return text
 
 
-def validate_rung(source: RungSource, runner: SandboxRunner, *, parallel: int = 2, mutants: bool = True) -> RungReport:
-    """Grade the reference, the starter and each wrong solution in the sandbox; then the mutants, unless ``mutants`` is False."""
+def validate_rung(source: RungSource, runner: SandboxRunner, *, parallel: int = 2, mutants: bool = True, stop_at: float | None = None) -> RungReport:
+    """Grade the reference, the starter and each wrong solution in the sandbox; then the mutants, unless ``mutants`` is False.
+
+    Mutants not graded by ``stop_at`` (``time.monotonic()``) fail the grader-side fact.
+    """
     started = time.monotonic()
     plan: list[tuple[str, str, str]] = [
         ("reference", "run", source.reference),
@@ -134,7 +137,7 @@ def validate_rung(source: RungSource, runner: SandboxRunner, *, parallel: int = 
     )
     report.facts.append(Fact("the rung ships at least three wrong solutions", report.wrong_solutions >= 3, f"{report.wrong_solutions} shipped"))
     if mutants and report.reference_passed:
-        report.mutation = analyse_mutants(source, runner, equivalent=source.equivalent_mutants, parallel=parallel)
+        report.mutation = analyse_mutants(source, runner, equivalent=source.equivalent_mutants, parallel=parallel, stop_at=stop_at)
     infra = [f"{who} ({kind})" for (who, kind), result in by_step.items() if result.outcome == "infra_error"]
     if report.mutation is not None and report.mutation.error:
         infra.append(f"mutants ({report.mutation.error[:300]})")

@@ -82,20 +82,24 @@ class MutantRun:
     notes: list[str] = field(default_factory=list)
 
 
-def run_mutants(runner: SandboxRunner, batch: MutantBatch) -> MutantRun:
+def run_mutants(runner: SandboxRunner, batch: MutantBatch, *, stop_at: float | None = None) -> MutantRun:
     """Grade every mutant of ``batch``, starting a fresh container whenever one had to stop early.
 
     A container that fails on our side (Docker, a start-up timeout) is
     replaced too, up to INFRA_RETRIES times in a row; then the batch ends
-    with ``error`` and the mutants left are not graded.
+    with ``error`` and the mutants left are not graded. So does reaching
+    ``stop_at`` (``time.monotonic()``), the caller's own deadline.
     """
     run = MutantRun()
     pending = list(batch.mutants)
     failures = 0
     while pending:
+        if stop_at is not None and time.monotonic() >= stop_at:
+            run.error = f"out of time: {len(pending)} of {len(batch.mutants)} mutants not graded"
+            break
         chunk = _chunk(pending)
         run.containers += 1
-        verdicts, error, note = _grade_in_one_container(runner, batch, chunk)
+        verdicts, error, note = _grade_in_one_container(runner, batch, chunk, stop_at)
         run.notes += [note] if note else []
         run.verdicts += verdicts
         done = {verdict.id for verdict in verdicts}
@@ -103,7 +107,7 @@ def run_mutants(runner: SandboxRunner, batch: MutantBatch) -> MutantRun:
         if not error and not verdicts:
             error = "a sandbox container graded no mutant"
         failures = failures + 1 if error else 0
-        if failures > INFRA_RETRIES:
+        if failures > INFRA_RETRIES or error.startswith("out of time"):
             run.error = error
             break
         if error:
@@ -128,7 +132,9 @@ def _verdict(mutant_id: str, event: dict[str, Any]) -> MutantVerdict:
     return MutantVerdict(id=mutant_id, outcome=outcome, detail=detail, duration_s=float(event.get("duration_s") or 0.0))
 
 
-def _grade_in_one_container(runner: SandboxRunner, batch: MutantBatch, chunk: list[Mutant]) -> tuple[list[MutantVerdict], str, str]:
+def _grade_in_one_container(
+    runner: SandboxRunner, batch: MutantBatch, chunk: list[Mutant], stop_at: float | None = None
+) -> tuple[list[MutantVerdict], str, str]:
     """The verdicts one container gave (in order), an error when it failed on our side, and the harness's last word."""
     job = Job(mode="submit", source="", tests=batch.tests, limits=batch.limits, seed=batch.seed, reference=batch.reference)
     started = time.monotonic()
@@ -163,17 +169,23 @@ def _grade_in_one_container(runner: SandboxRunner, batch: MutantBatch, chunk: li
         budget = 2 * batch.time_s + runner.grace_s
         watchdog = _Watchdog(launched.container, runner.startup_s)
 
+        def next_budget() -> float:
+            # The caller's deadline, when sooner, stops the container too.
+            return budget if stop_at is None else max(0.1, min(budget, stop_at - time.monotonic()))
+
         def on_event(kind: str, data: dict[str, Any]) -> None:
             if kind == "test" and data.get("name") in by_id and len(verdicts) < len(chunk):
                 verdicts.append(_verdict(str(data["name"]), data))
-                watchdog.restart(budget)
+                watchdog.restart(next_budget())
 
         try:
-            report, harness_started_s = runner._read_events(launched.container, nonce, on_event, started, lambda: watchdog.restart(budget))
+            report, harness_started_s = runner._read_events(launched.container, nonce, on_event, started, lambda: watchdog.restart(next_budget()))
         finally:
             watchdog.cancel()
         if report is not None or len(verdicts) == len(chunk):
             return verdicts, "", str((report or {}).get("message") or "")[:500]
+        if stop_at is not None and time.monotonic() >= stop_at:
+            return verdicts, "out of time", ""
         # No report: the container was killed in the middle of a mutant (the
         # one after the last verdict), by our clock or by the memory limit.
         try:

@@ -68,3 +68,11 @@ def test_a_batch_kills_every_wrong_mutant_and_survives_the_ones_that_hang_or_eat
     # One container for all, and one more after the mutant that hung before its CPU limit was armed.
     assert run.containers == 2, run
     assert all("per-test CPU limits" in note for note in run.notes), run.notes
+
+
+def test_a_batch_past_its_callers_deadline_stops_and_says_what_it_did_not_grade(sandbox_image: str) -> None:
+    import time
+
+    batch = MutantBatch(mutants=[Mutant("a", REFERENCE)], tests={"test_hidden.py": HIDDEN}, reference=REFERENCE, limits=Limits(), time_s=4)
+    run = run_mutants(SandboxRunner(sandbox_image), batch, stop_at=time.monotonic() - 1)
+    assert run.error == "out of time: 1 of 1 mutants not graded" and run.verdicts == [] and run.containers == 0
