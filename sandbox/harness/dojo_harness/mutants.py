@@ -36,6 +36,7 @@ if the process does not end, the batch stops there (report outcome
 
 from __future__ import annotations
 
+import gc
 import signal
 import subprocess
 import sys
@@ -208,6 +209,9 @@ def run_batch(payload: dict[str, Any], emitter: Emitter, sock: Any, learner: sub
               taps: tuple[OutputTap, ...]) -> int:
     """Grade ``payload["mutants"]`` ([{"id", "source"}]) in order; one ``test`` event each, then the report."""
     started = time.monotonic()
+    # pytest collects garbage at the end of every run, over torch's whole
+    # object graph: frozen, that costs a fifth (180 to 38 ms CPU a run).
+    gc.freeze()
     time_s = float(dict(payload.get("limits") or {}).get("time_s", 10))
     mutants = list(payload.get("mutants") or [])[:MAX_MUTANTS]
     batch = _Batch(sock, learner, flood, taps, time_s)
