@@ -213,6 +213,16 @@ def catalog(db: Any, settings: Any) -> Any:
     return sync_catalog(settings.EXERCISES_DIR)
 
 
+@pytest.fixture
+def enqueued(monkeypatch: Any) -> list[tuple[str, int, str]]:
+    """Catches what ``grader.lifecycle`` would send to the broker: (kind, pk, queue)."""
+    from grader import lifecycle
+
+    sent: list[tuple[str, int, str]] = []
+    monkeypatch.setattr(lifecycle, "enqueue", lambda kind, pk, queue: sent.append((kind.label, pk, queue)))
+    return sent
+
+
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings: Any) -> None:
     """Tests render templates without running collectstatic first, and grade

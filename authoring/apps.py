@@ -7,3 +7,11 @@ class AuthoringConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "authoring"
     verbose_name = "Authoring"
+
+    def ready(self) -> None:
+        from grader import lifecycle
+
+        from .services import CHECKS
+
+        # The reaper and a restarted worker's recovery cover Checks too.
+        lifecycle.register(CHECKS)

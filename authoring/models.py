@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from exercises.constants import Difficulty
 from exercises.models import Module, Rung, RungVersion
@@ -75,6 +76,10 @@ class RungCheck(models.Model):
     seconds = models.FloatField(default=0.0)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Claimed like a submission (grader.lifecycle): claimer, tries, times.
+    claimed_by = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db.models import Count
 from django.utils import timezone
 
-from grader.constants import QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, Kind, Outcome, Status
+from grader.constants import QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, Outcome, Status
+from grader.lifecycle import queue_named
 from grader.models import RejudgeResult, Submission
 
 from .constants import CheckStatus
@@ -54,13 +55,6 @@ class Snapshot:
     taken_at: Any = None
 
 
-def _queue_of(kind: str, gpu: bool) -> str:
-    # The same rule as grader.services.queue_for.
-    if gpu and settings.SANDBOX_GPU_ENABLED:
-        return QUEUE_GPU
-    return QUEUE_SUBMIT if kind == Kind.SUBMIT else QUEUE_RUN
-
-
 def _broker_url() -> str:
     from config.celery import app
 
@@ -90,7 +84,7 @@ def snapshot() -> Snapshot:
     active = (Submission.objects.filter(status__in=[Status.QUEUED, Status.RUNNING])
               .values("status", "kind", "rung_version__gpu").annotate(n=Count("pk")))
     for row in active:
-        queue = rows[_queue_of(row["kind"], row["rung_version__gpu"])]
+        queue = rows[queue_named(row["kind"], row["rung_version__gpu"])]
         if row["status"] == Status.QUEUED:
             queue.waiting_db += row["n"]
         else:

@@ -15,15 +15,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles
 from exercises.models import Module, Rung, RungVersion
+from exercises.runners import default_runner
 from exercises.services import publish_rung_version
 from exercises.validation import RungSource, validate_rung
+from grader import lifecycle
 from grader.constants import QUEUE_GPU, QUEUE_SUBMIT
-from sandbox.runner import SandboxRunner
+from sandbox.interface import Runner
 
 from .constants import CheckStatus
 from .exceptions import AuthoringError, PublishRefused
@@ -140,10 +141,25 @@ def mutation_view(check: RungCheck) -> dict[str, Any] | None:
             "passes": float(data["mutation_score"]) >= float(settings.MUTATION_MIN_SCORE)}
 
 
-def enqueue_check(check_id: int, queue: str = QUEUE_SUBMIT) -> None:
-    from .tasks import check_draft_task
+def _check_queue(gpu: bool) -> str:
+    # A Check is a burst of Submit-sized jobs: it waits with the Submits (or the GPU work).
+    return QUEUE_GPU if gpu and settings.SANDBOX_GPU_ENABLED else QUEUE_SUBMIT
 
-    check_draft_task.apply_async(args=(check_id,), queue=queue)
+
+def _check_abandoned() -> dict[str, Any]:
+    return {"ok": False, "error": "The Check was interrupted several times (its worker kept stopping); run it again."}
+
+
+# Checks are claimed, finished and reaped like every graded job (grader.lifecycle).
+CHECKS = lifecycle.JobKind(
+    label="check",
+    model=RungCheck,
+    task="authoring.check_draft_task",
+    queue_of=lambda check: _check_queue(check.draft.gpu),
+    hard_limit_s=lambda: float(settings.AUTHORING_CHECK_HARD_TIME_LIMIT_S),
+    abandoned=_check_abandoned,
+    select_related=("draft",),
+)
 
 
 def request_check(draft: RungDraft, user: Any) -> RungCheck:
@@ -154,47 +170,40 @@ def request_check(draft: RungDraft, user: Any) -> RungCheck:
         raise AuthoringError(f"fix this first: {exc}") from exc
     with transaction.atomic():
         check = RungCheck.objects.create(draft=draft, content_hash=files.content_hash, files=draft_files(draft), requested_by=user)
-        # A Check is a burst of Submit-sized jobs: it waits with the Submits (or the GPU work).
-        queue = QUEUE_GPU if files.meta.gpu and settings.SANDBOX_GPU_ENABLED else QUEUE_SUBMIT
-        transaction.on_commit(lambda: enqueue_check(check.pk, queue))
+        lifecycle.enqueue_on_commit(CHECKS, check.pk, _check_queue(files.meta.gpu))
     return check
 
 
-def run_check(check_id: int, *, runner: SandboxRunner | Any | None = None) -> RungCheck | None:
+def run_check(check_id: int, *, runner: Runner | None = None, worker: str = "") -> RungCheck | None:
     """Claim a queued Check, validate its snapshot in the sandbox, store each fact.
 
-    None when there was nothing to claim (a redelivered task).
+    None when there was nothing to claim (a redelivered task) or the claim
+    was lost (the reaper gave the Check to another worker).
     """
-    from .tasks import CHECK_SOFT_LIMIT_S
-
     # The mutants stop in time for the facts to be stored: a Check that ran
     # out of time says so instead of ending at the task's time limit.
-    stop_at = time.monotonic() + CHECK_SOFT_LIMIT_S - CHECK_REPORT_MARGIN_S
-    claimed = RungCheck.objects.filter(pk=check_id, status=CheckStatus.QUEUED).update(status=CheckStatus.RUNNING, started_at=timezone.now())
-    if claimed != 1:
+    stop_at = time.monotonic() + settings.AUTHORING_CHECK_SOFT_TIME_LIMIT_S - CHECK_REPORT_MARGIN_S
+    claim = lifecycle.claim(CHECKS, check_id, worker)
+    if claim is None:
         return None
     check = RungCheck.objects.select_related("draft").get(pk=check_id)
     try:
         files = read_rung_files(check.files, check.draft.slug, check.draft.order)
-        if runner is None:
-            from grader.services import default_runner
-
-            runner = default_runner()
-        report = validate_rung(RungSource.from_files(files), runner, stop_at=stop_at)
+        report = validate_rung(RungSource.from_files(files), runner or default_runner(), stop_at=stop_at)
     except Exception as exc:  # any failure ends the Check, visibly, instead of leaving it running
         log.exception("check %s failed to run", check_id)
-        RungCheck.objects.filter(pk=check_id).update(status=CheckStatus.DONE, ok=False, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now())
-        check.refresh_from_db()
-        return check
-    RungCheck.objects.filter(pk=check_id).update(
-        status=CheckStatus.DONE,
-        ok=report.ok,
-        facts=[{"claim": fact.claim, "ok": fact.ok, "evidence": fact.evidence} for fact in report.facts],
-        summary=report.summary(),
-        mutation=report.mutation.as_dict() if report.mutation is not None else {},
-        seconds=report.seconds,
-        finished_at=timezone.now(),
-    )
+        finished = lifecycle.finish(claim, ok=False, error=f"{type(exc).__name__}: {exc}"[:2000])
+    else:
+        finished = lifecycle.finish(
+            claim,
+            ok=report.ok,
+            facts=[{"claim": fact.claim, "ok": fact.ok, "evidence": fact.evidence} for fact in report.facts],
+            summary=report.summary(),
+            mutation=report.mutation.as_dict() if report.mutation is not None else {},
+            seconds=report.seconds,
+        )
+    if not finished:
+        return None
     check.refresh_from_db()
     return check
 

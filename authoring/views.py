@@ -22,9 +22,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from exercises.models import Module, Rung
 from frontend.markdown import render_markdown
+from grader import rejudge
 from grader.models import Rejudge
 
-from . import operations, rejudge, services, stats, transfer
+from . import operations, services, stats, transfer
 from .exceptions import AuthoringError, ImportRefused, PublishRefused
 from .forms import (
     HiddenTestFormSet,

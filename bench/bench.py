@@ -39,10 +39,10 @@ from typing import Any
 
 import requests
 
-from bench import loadtest
-from bench.loadtest import Config, Stack, stack_env
+from bench import stack as stack_mod
+from bench.runtimes import measure_runtimes
+from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
 
-REPO_ROOT = loadtest.REPO_ROOT
 RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs"
 RESULTS_PATH = REPO_ROOT / "bench" / "results.json"
 RUNGS = {"kv-cache-size": RUNGS_DIR / "01-kv-cache-size", "gqa-kv-cache": RUNGS_DIR / "04-gqa-kv-cache"}
@@ -72,7 +72,7 @@ class Learner:
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
         response = self.http.post(
             f"{host}/accounts/login/",
-            data={"csrfmiddlewaretoken": token, "username": username, "password": loadtest.PASSWORD},
+            data={"csrfmiddlewaretoken": token, "username": username, "password": PASSWORD},
             headers={"Referer": f"{host}/accounts/login/"},
             timeout=60,
         )
@@ -276,8 +276,8 @@ def measure_burst(host: str, learners: list[Learner]) -> dict[str, Any]:
 
 
 def run_bench() -> int:
-    config = Config(
-        users=21, spawn_rate=20, duration="1s", drain_s=120, web_port=int(os.environ.get("BENCH_WEB_PORT", 8200)),
+    config = StackConfig(
+        work_dir=REPO_ROOT / "var" / "bench", users=21, web_port=int(os.environ.get("BENCH_WEB_PORT", 8200)),
         redis_port=int(os.environ.get("BENCH_REDIS_PORT", 6396)), web_workers=2, web_threads=16, worker_concurrency=2,
     )  # fmt: skip
     runs = int(_env_float("BENCH_RUNS", 30))
@@ -288,22 +288,21 @@ def run_bench() -> int:
     # The burst must be graded, not refused: lift the queue bound for the bench.
     env.setdefault("GRADER_MAX_QUEUED", "500")
     env.setdefault("GRADER_RATE_LIMIT_PER_MIN", "600")
-    loadtest.WORK_DIR = REPO_ROOT / "var" / "bench"
-    loadtest.LOG_DIR = loadtest.WORK_DIR / "log"
-    env["DATABASE_URL"] = f"sqlite:///{loadtest.WORK_DIR / 'db.sqlite3'}"
-    env["STATIC_ROOT"] = str(loadtest.WORK_DIR / "static")
-    image = loadtest._prepare(config, env)
+    # Each burst learner sends to five rungs at once.
+    env.setdefault("GRADER_MAX_JOBS_IN_FLIGHT", "5")
+    env["DATABASE_URL"] = f"sqlite:///{config.work_dir / 'db.sqlite3'}"
+    image = stack_mod.prepare(config, env)
     _log("baselines: naive docker run + pytest, and the warm floor")
     naive = measure_naive(image, max(6, runs // 3))
     floor = measure_floor(max(10, runs))
     _log(f"naive p50 {statistics.median(naive):.3f} s, floor p50 {statistics.median(floor):.3f} s")
-    stack = Stack(env)
+    stack = Stack(env, config)
     results: dict[str, Any] = {"config": {"runs": runs, "think_s": think_s, "image": image, "pool_size": env.get("SANDBOX_POOL_SIZE", "default"), "cpus": os.cpu_count()}}
     try:
         _log("starting the stack")
-        loadtest._start(stack, config)
+        stack_mod.start(stack, config)
         host = config.host
-        learner = Learner(host, f"{loadtest.USER_PREFIX}0001")
+        learner = Learner(host, f"{USER_PREFIX}0001")
         _log("pages")
         results.update(measure_pages(host, learner))
         _log("warming up (the first job after start-up pays for it)")
@@ -314,10 +313,12 @@ def run_bench() -> int:
         _log("Submits")
         submit_times = measure_submits(learner, max(6, runs // 5), think_s)
         _log("burst: 100 submissions from 20 learners")
-        learners = [Learner(host, f"{loadtest.USER_PREFIX}{n:04d}") for n in range(2, 22)]
+        learners = [Learner(host, f"{USER_PREFIX}{n:04d}") for n in range(2, 22)]
         results.update(measure_burst(host, learners))
     finally:
         stack.stop()
+    _log("runtimes: cold Run and Submit under runc and gVisor (runsc)")
+    results.update(measure_runtimes(image))
     results.update(
         {
             "run_p50_s": round(statistics.median(run_times), 3),
@@ -345,6 +346,8 @@ def run_bench() -> int:
         ("ratio Run / floor", f"{results['ratio_run_vs_floor']:.2f}"),
         ("burst: graded / total, lost", f"{results['burst_graded']} / {results['burst_total']}, lost {results['burst_lost']}, refused {results['burst_refused']}"),
         ("burst: time, per minute, p95 wait", f"{results['burst_time_s']} s, {results['burst_per_min']}/min, {results['burst_p95_wait_s']} s"),
+        ("runsc / runc, cold Run and Submit (total)", f"{results['runsc_vs_runc_run_total']:.2f} / {results['runsc_vs_runc_submit_total']:.2f}"),
+        ("runsc / runc, the tests alone (run_s)", f"{results['runsc_vs_runc_run_tests']:.2f} / {results['runsc_vs_runc_submit_tests']:.2f}"),
         ("module page / workspace p50", f"{results['module_page_p50_s'] * 1000:.1f} ms / {results['workspace_page_p50_s'] * 1000:.1f} ms"),
     ]
     width = max(len(name) for name, _ in rows)

@@ -33,8 +33,8 @@ Any platform setting (``GRADER_MAX_QUEUED``, ``DATABASE_URL``, ...) set in the
 environment reaches the stack unchanged; ``DATABASE_URL`` defaults to
 ``var/loadtest/db.sqlite3``, recreated on every run.
 
-Internal: ``python -m bench.loadtest --create-learners N`` creates the
-accounts; the driver runs it with the stack's environment.
+The stack itself (processes, preparation, accounts) is ``bench/stack.py``,
+shared with ``make bench``.
 """
 
 from __future__ import annotations
@@ -44,34 +44,22 @@ import contextlib
 import csv
 import json
 import os
-import secrets
-import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
+from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, VENV_BIN, Stack, StackConfig, prepare, stack_env, start
+
 WORK_DIR = REPO_ROOT / "var" / "loadtest"
 LOG_DIR = WORK_DIR / "log"
 RESULTS_PATH = REPO_ROOT / "bench" / "loadtest-results.json"
 LOCUSTFILE = REPO_ROOT / "bench" / "locustfile.py"
 
-USER_PREFIX = "loadtest-"
-PASSWORD = "loadtest-pass-2f9c"  # a throw-away database on loopback; never a real account
-HEALTH_WAIT_S = 60.0
-# How long each process may take to stop by itself: the worker finishes the
-# jobs it holds (one per slot, each bounded by the rung's time limit).
-STOP_GRACE_S = {"web": 30.0, "worker": 150.0, "redis": 15.0}
 # Locust runs for its duration, then this long at most to stop its users.
 LOCUST_GRACE_S = 120.0
 
@@ -143,166 +131,15 @@ class Config:
     def host(self) -> str:
         return f"http://127.0.0.1:{self.web_port}"
 
+    @property
+    def stack(self) -> StackConfig:
+        return StackConfig(
+            work_dir=WORK_DIR, web_port=self.web_port, redis_port=self.redis_port, web_workers=self.web_workers,
+            web_threads=self.web_threads, worker_concurrency=self.worker_concurrency, users=self.users,
+        )
+
 
 # ---- the stack ------------------------------------------------------------------
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
-
-
-def stack_env(config: Config) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "platform")]),
-            # Production-like: DEBUG off, static files collected and served by whitenoise.
-            "DEBUG": "0",
-            "SECRET_KEY": env.get("SECRET_KEY") or secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "STATIC_ROOT": str(WORK_DIR / "static"),
-            "REDIS_URL": f"redis://127.0.0.1:{config.redis_port}/0",
-            "LOG_LEVEL": env.get("LOG_LEVEL", "WARNING"),
-        }
-    )
-    env.setdefault("DATABASE_URL", f"sqlite:///{WORK_DIR / 'db.sqlite3'}")
-    return env
-
-
-def _run_step(what: str, argv: Sequence[str], env: dict[str, str], log_name: str) -> str:
-    """Run one preparation step to completion; its output goes to a log file."""
-    _log(what)
-    log_path = LOG_DIR / log_name
-    with log_path.open("ab") as log_file:
-        proc = subprocess.run(list(argv), cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=log_file, check=False)
-        log_file.write(proc.stdout)
-    if proc.returncode != 0:
-        tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
-        raise SystemExit(f"{what} failed (exit {proc.returncode}); see {log_path}:\n" + "\n".join(tail))
-    return proc.stdout.decode("utf-8", errors="replace")
-
-
-class Stack:
-    """The processes this run started, each in its own session so that one
-    signal reaches its children (gunicorn and Celery workers) too."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-        self._logs: list[IO[bytes]] = []
-
-    def start(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
-        log_file = (LOG_DIR / f"{name}.log").open("ab")
-        self._logs.append(log_file)
-        proc = subprocess.Popen(list(argv), cwd=REPO_ROOT, env=self.env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
-        self.procs.append((name, proc))
-        return proc
-
-    def check_alive(self) -> None:
-        for name, proc in self.procs:
-            if proc.poll() is not None:
-                raise SystemExit(f"{name} exited early (code {proc.returncode}); see {LOG_DIR / (name + '.log')}")
-
-    def stop(self) -> None:
-        """Stop newest first (web, worker, Redis), one at a time: SIGTERM to the
-        main process only, so gunicorn and Celery shut down warm (Celery
-        finishes the jobs it holds and acks them to a Redis still running);
-        SIGKILL to the whole group when it overstays its grace."""
-        for name, proc in reversed(self.procs):
-            if proc.poll() is None:
-                grace = STOP_GRACE_S.get(name, 30.0)
-                _log(f"stopping {name} (pid {proc.pid}; up to {grace:.0f} s)")
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=grace)
-                except subprocess.TimeoutExpired:
-                    _log(f"{name} did not stop in {grace:.0f} s; killing it")
-            # Whatever is left of its group (children of a killed parent included).
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        self.procs.clear()
-        for log_file in self._logs:
-            log_file.close()
-        self._logs.clear()
-
-
-def _wait_for(what: str, probe: Any, stack: Stack, timeout_s: float = HEALTH_WAIT_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        stack.check_alive()
-        if probe():
-            return
-        time.sleep(0.5)
-    raise SystemExit(f"{what} did not come up within {timeout_s:.0f} s; see {LOG_DIR}")
-
-
-def _redis_up(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return bool(response.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
-
-
-def _prepare(config: Config, env: dict[str, str]) -> str:
-    """A fresh database and work dir, the sandbox image, the catalog and the accounts."""
-    for port in (config.web_port, config.redis_port):
-        if not _port_is_free(port):
-            raise SystemExit(f"port {port} on 127.0.0.1 is in use; is another load test running? (LOADTEST_WEB_PORT / LOADTEST_REDIS_PORT)")
-    if WORK_DIR.exists():
-        shutil.rmtree(WORK_DIR)
-    (WORK_DIR / "redis").mkdir(parents=True)
-    LOG_DIR.mkdir()
-    python = str(VENV_BIN / "python")
-    output = _run_step("ensuring the sandbox image (python -m sandbox.build)", [python, "-m", "sandbox.build"], env, "prepare.log")
-    tag = output.strip().splitlines()[-1].strip()
-    if not tag:
-        raise SystemExit(f"python -m sandbox.build printed no tag; see {LOG_DIR / 'prepare.log'}")
-    # Pinned for the whole run: a harness edited meanwhile must not switch images under the worker.
-    env["SANDBOX_IMAGE"] = env.get("SANDBOX_IMAGE") or tag
-    _run_step("migrating a fresh database", [python, "manage.py", "migrate", "--noinput"], env, "prepare.log")
-    _run_step("loading the catalog", [python, "manage.py", "load_exercises"], env, "prepare.log")
-    _run_step("collecting static files", [python, "manage.py", "collectstatic", "--noinput"], env, "prepare.log")
-    _run_step(f"creating {config.users} learner accounts", [python, "-m", "bench.loadtest", "--create-learners", str(config.users)], env, "prepare.log")
-    return env["SANDBOX_IMAGE"]
-
-
-def _start(stack: Stack, config: Config) -> None:
-    bin_dir = VENV_BIN
-    stack.start(
-        "redis",
-        ["redis-server", "--port", str(config.redis_port), "--bind", "127.0.0.1", "--dir", str(WORK_DIR / "redis"), "--save", "", "--appendonly", "no"],
-    )
-    _wait_for("Redis", lambda: _redis_up(config.redis_port), stack)
-    stack.start(
-        "worker",
-        [
-            str(bin_dir / "celery"), "-A", "config", "worker", "-Q", "run,submit,maintenance", "-c", str(config.worker_concurrency),
-            "-B", "-s", str(WORK_DIR / "celerybeat-schedule"), "-n", f"loadtest@{socket.gethostname()}", "-l", "INFO",
-        ],
-    )  # fmt: skip
-    stack.start(
-        "web",
-        [
-            str(bin_dir / "gunicorn"), "config.wsgi", "--pythonpath", "platform", "--bind", f"127.0.0.1:{config.web_port}",
-            "--worker-class", "gthread", "--workers", str(config.web_workers), "--threads", str(config.web_threads),
-            "--timeout", "120", "--access-logfile", str(LOG_DIR / "access.log"),
-        ],
-    )  # fmt: skip
-    _wait_for("the web server", lambda: _http_ok(f"{config.host}/healthz"), stack)
 
 
 # ---- the run and the figures ------------------------------------------------------
@@ -591,14 +428,14 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def run_load_test(config: Config) -> int:
     started = time.time()
     load_before = _load_average()
-    env = stack_env(config)
-    stack = Stack(env)
+    env = stack_env(config.stack)
+    stack = Stack(env, config.stack)
     with _sigterm_as_interrupt():
         try:
-            image = _prepare(config, env)
+            image = prepare(config.stack, env)
             _setup_django(env)
             _log(f"starting the stack (logs in {LOG_DIR.relative_to(REPO_ROOT)}/)")
-            _start(stack, config)
+            start(stack, config.stack)
             _run_locust(config, env)
             stack.check_alive()
             drained_s = _drain(config, stack)
@@ -614,29 +451,9 @@ def run_load_test(config: Config) -> int:
     return 0 if report["result"] == "PASS" else 1
 
 
-def create_learners(count: int) -> None:
-    """``count`` learner accounts sharing one password hash (hashing 200
-    passwords one by one would take minutes on a small machine)."""
-    import django
-
-    django.setup()
-    from django.contrib.auth.hashers import make_password
-    from django.contrib.auth.models import User
-
-    password = make_password(PASSWORD)
-    names = [f"{USER_PREFIX}{n:04d}" for n in range(1, count + 1)]
-    existing = set(User.objects.filter(username__in=names).values_list("username", flat=True))
-    User.objects.bulk_create([User(username=name, password=password) for name in names if name not in existing])
-    print(f"{count} learner accounts ready ({USER_PREFIX}0001 .. {names[-1] if names else '-'})")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.loadtest", description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--create-learners", type=int, metavar="N", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.create_learners is not None:
-        create_learners(args.create_learners)
-        return 0
+    parser.parse_args(argv)
     return run_load_test(Config.from_env())
 
 

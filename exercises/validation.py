@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sandbox.interface import Runner
 from sandbox.jobs import JobResult
-from sandbox.runner import SandboxRunner
 
 from .jobs import job_for
 from .loader import RungFiles
@@ -96,7 +96,7 @@ def _evidence(result: JobResult) -> str:
     return text
 
 
-def validate_rung(source: RungSource, runner: SandboxRunner, *, parallel: int = 2, mutants: bool = True, stop_at: float | None = None) -> RungReport:
+def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2, mutants: bool = True, stop_at: float | None = None) -> RungReport:
     """Grade the reference, the starter and each wrong solution in the sandbox; then the mutants, unless ``mutants`` is False.
 
     Mutants not graded by ``stop_at`` (``time.monotonic()``) fail the grader-side fact.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import platform
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -24,7 +23,7 @@ from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Progress, Submission
-from mentor.services import reference_anchor, split_sections
+from mentor.passages import reference_anchor, split_sections
 
 from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
@@ -59,7 +58,7 @@ def _get_submission_for_user(request: HttpRequest, pk: int | None = None, channe
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"ok": True, "platform": platform.system()})
+    return JsonResponse({"ok": True})
 
 
 def _modules_with_progress(user: Any, modules: list[Module]) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
 from pygments.lexers import PythonLexer  # type: ignore[import-untyped]
 
 from .models import Progress, Rejudge, RejudgeResult, Submission, SubmissionTestResult
+from .rejudge import start_rejudge
 
 
 def highlighted(code: str) -> SafeString:
@@ -50,7 +51,7 @@ class RejudgeResultInline(admin.TabularInline[RejudgeResult, Submission]):
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin[Submission]):
-    list_display = ("pk", "user", "rung", "version_number", "kind", "status", "outcome", "enqueued_at", "latency")
+    list_display = ("pk", "user", "rung", "version_number", "kind", "status", "outcome", "seed", "enqueued_at", "latency")
     list_filter = (
         ("rung", admin.RelatedOnlyFieldListFilter),
         ("rung_version", admin.RelatedOnlyFieldListFilter),
@@ -60,7 +61,7 @@ class SubmissionAdmin(admin.ModelAdmin[Submission]):
         ("user", admin.RelatedOnlyFieldListFilter),
         "enqueued_at",
     )
-    search_fields = ("=id", "user__username", "rung__slug", "code", "error_code")
+    search_fields = ("=id", "=seed", "user__username", "rung__slug", "code", "error_code")
     date_hierarchy = "enqueued_at"
     list_select_related = ("user", "rung", "rung_version")
     exclude = ("code",)
@@ -90,8 +91,6 @@ class SubmissionAdmin(admin.ModelAdmin[Submission]):
         return highlighted(obj.code)
 
     def _rejudge(self, request: HttpRequest, queryset: QuerySet[Submission], target: str) -> HttpResponse | None:
-        from authoring.rejudge import start_rejudge
-
         rejudge = start_rejudge(queryset.select_related("rung__current_version", "rung_version"), target=target, user=request.user)
         if not rejudge.results.exists():
             self.message_user(request, "None of the selected submissions has finished grading: nothing to rejudge.")

@@ -45,6 +45,22 @@ OUTCOME_RANK = {
     Outcome.INFRA_ERROR: 0,
 }
 
+
+
+class ErrorCode:
+    """Stable ids of failures on our side that the grader (not the runner) decides.
+
+    The runner's own ids are in ``sandbox.errors``; ``grader.messages`` keys
+    the learner's sentence by either.
+    """
+
+    # The job was retried GRADER_MAX_ATTEMPTS times (e.g. its worker kept dying).
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
+    # The result could not be written (e.g. the database refused a string):
+    # the job ends with a stored fallback instead of staying running.
+    RECORD_FAILED = "record_failed"
+
+
 QUEUE_RUN = "run"
 QUEUE_SUBMIT = "submit"
 QUEUE_GPU = "gpu"

@@ -24,6 +24,16 @@ class SubmissionThrottled(SubmissionRejected):
         self.retry_after_s = retry_after_s
 
 
+class TooManyJobsInFlight(SubmissionRejected):
+    """The learner has GRADER_MAX_JOBS_IN_FLIGHT jobs queued or running, across all rungs."""
+
+    http_status = 429
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class GraderBusy(SubmissionRejected):
     """The queue is full: refuse now rather than grow without bound."""
 

@@ -6,7 +6,9 @@ Two families with stable ids: the learner's (shown as they are) and ours
 
 from __future__ import annotations
 
-from .constants import Outcome
+from sandbox import errors
+
+from .constants import ErrorCode, Outcome
 
 OUTCOME_SUMMARY = {
     Outcome.PASSED: "All tests passed.",
@@ -18,18 +20,47 @@ OUTCOME_SUMMARY = {
     Outcome.INFRA_ERROR: "The grader failed on our side. This attempt does not count; please try again.",
 }
 
-INFRA_ERRORS = {
-    "docker_unavailable": "The grader is unavailable, retrying.",
-    "docker_failed": "The grader failed while running your code, retrying.",
-    "image_missing": "The grader is not set up (sandbox image missing).",
-    "report_missing": "The grader produced no report, retrying.",
-    "start_timeout": "The grader took too long to start, retrying.",
-    "report_invalid": "The grader's report was unreadable, retrying.",
-    "report_infra": "The exercise's tests could not run; the instructors have been told.",
-    "attempts_exhausted": "The grader failed several times in a row. This attempt does not count; please try again later.",
+# Ours, keyed by the stable error code (``sandbox.errors`` and ``ErrorCode``).
+INFRA_ERRORS: dict[str, str] = {
+    errors.DOCKER_UNAVAILABLE: "The grader is unavailable, retrying.",
+    errors.DOCKER_FAILED: "The grader failed while running your code, retrying.",
+    errors.IMAGE_MISSING: "The grader is not set up (sandbox image missing).",
+    errors.REPORT_MISSING: "The grader produced no report, retrying.",
+    errors.START_TIMEOUT: "The grader took too long to start, retrying.",
+    errors.REPORT_INVALID: "The grader's report was unreadable, retrying.",
+    errors.REPORT_INFRA: "The exercise's tests could not run; the instructors have been told.",
+    errors.HARNESS_CRASHED: "The grader failed on its side while grading this; the team has been told. Please try again later.",
+    ErrorCode.ATTEMPTS_EXHAUSTED: "The grader failed several times in a row. This attempt does not count; please try again later.",
+    ErrorCode.RECORD_FAILED: "The grader could not store this result. This attempt does not count; please try again.",
 }
 
+
+def infra_error(code: str) -> str:
+    """The learner's sentence for an infrastructure failure (a generic one for an unknown code)."""
+    return INFRA_ERRORS.get(code, OUTCOME_SUMMARY[Outcome.INFRA_ERROR])
+
+
 HIDDEN_TEST_FALLBACK = "A hidden edge case failed."
+# A Submit that errored once a hidden test had called the learner's code:
+# a fixed text, since the error's own text could carry the hidden input.
+SUBMIT_ERROR_AFTER_HIDDEN_CALL = (
+    "Your code raised an error or ended its process while a hidden test called it. "
+    "The details stay hidden; Run the visible tests, and check edge cases the instructions describe."
+)
+# A Submit whose second run (each hidden test again, in a fresh process)
+# failed: the outcome is the re-run's, and the learner is told why.
+RERUN_FAILED = {
+    "timeout": (
+        "Your code passed its first run, but the second check, which runs each hidden test again in a fresh "
+        "process, did not finish within the time limit. Code that is slow or hangs when a test runs on its own "
+        "cannot pass."
+    ),
+    "error": (
+        "Your code passed its first run, but it raised an error or ended its process when the hidden tests ran "
+        "again, each in a fresh process. Make each call depend only on its arguments."
+    ),
+    "incomplete": "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, did not complete.",
+}
 STATE_LEAK_NOTE = (
     "Some hidden tests gave a different result when run alone than after other tests: your code keeps "
     "state between calls. Make each call depend only on its arguments."
@@ -41,3 +72,9 @@ CODE_NOT_TEXT = "Your code must be UTF-8 text without NUL bytes."
 IN_FLIGHT = "Your previous code for this exercise is still being graded; wait for its result, then try again."
 THROTTLED = "You are sending code faster than {limit} times a minute. Try again in {seconds} s."
 BUSY = "The grader is busy. Try again in {seconds} s."
+TOO_MANY_IN_FLIGHT = (
+    "You already have {count} jobs waiting or running (the limit is {limit}). "
+    "Wait for one to finish; try again in {seconds} s."
+)
+UNKNOWN_KIND = "Unknown kind of submission."
+NOT_PUBLISHED = "This exercise is not published yet."

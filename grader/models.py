@@ -6,6 +6,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from exercises.models import Rung, RungVersion
 
@@ -33,6 +34,9 @@ class Submission(models.Model):
     attempts = models.PositiveIntegerField(default=0, help_text="Grading attempts (infrastructure retries).")
     claimed_by = models.CharField(max_length=200, blank=True, help_text="The worker that claimed it last.")
     timings = models.JSONField(default=dict, blank=True)
+    # Seeds the hidden tests' generated inputs; a rejudge reuses it, so a
+    # grade can always be reproduced.
+    seed = models.PositiveBigIntegerField(default=0, help_text="Seed of the hidden tests' generated inputs (reused by rejudges).")
     peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     # Unguessable id of the submission's live-update channel.
     channel = models.CharField(max_length=64, default=_channel_token, unique=True, editable=False)
@@ -135,6 +139,10 @@ class RejudgeResult(models.Model):
     new_tests = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True)
     error_code = models.CharField(max_length=40, blank=True)
+    # Claimed like a submission (grader.lifecycle): claimer, tries, times.
+    claimed_by = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     applied = models.BooleanField(default=False)

@@ -1,39 +1,43 @@
-"""The submission lifecycle: submit, claim, grade, record.
+"""The submission lifecycle: submit, grade, record.
 
-Views and tasks call these; they hold the logic. Grading is idempotent: a
-worker claims a submission with a conditional UPDATE, so a redelivered or
-duplicated task finds nothing to claim and does nothing.
+Views and tasks call these; they hold the logic. Every change of a
+submission's status goes through ``grader.lifecycle`` (claim, requeue,
+finish: conditional UPDATEs), and what the learner may see of a result is
+decided by ``grader.results.present``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
-import socket
+import secrets
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Min
 from django.utils import timezone
 
 from exercises.jobs import job_for
 from exercises.models import Rung, RungVersion
-from sandbox.jobs import Job, JobResult
-from sandbox.runner import SandboxRunner
+from exercises.runners import default_runner
+from sandbox import errors
+from sandbox.interface import Runner
+from sandbox.jobs import CaseResult, Job, JobResult
 
-from . import events, messages
-from .constants import OUTCOME_RANK, QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, Kind, Outcome, Status
-from .exceptions import GraderBusy, RetryLater, SubmissionInFlight, SubmissionRejected, SubmissionThrottled
+from . import events, lifecycle, messages, results
+from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
+from .exceptions import GraderBusy, RetryLater, SubmissionInFlight, SubmissionRejected, SubmissionThrottled, TooManyJobsInFlight
+from .models import Progress, Submission
 
-__all__ = ["GraderBusy", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled"]
-from .models import Progress, Submission, SubmissionTestResult
+__all__ = ["GraderBusy", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
 
 log = logging.getLogger(__name__)
 
+# Seeds of the hidden tests' generated inputs: drawn per Submit, kept with it.
+SEED_BITS = 31
 
 
 def validate_code(code: str) -> None:
@@ -48,18 +52,7 @@ def validate_code(code: str) -> None:
         raise SubmissionRejected(messages.CODE_NOT_TEXT) from exc
 
 
-def queue_for(version: RungVersion, kind: str) -> str:
-    """GPU work, Submits and Runs have separate queues so a burst of one kind
-    never starves the others."""
-    if version.gpu and settings.SANDBOX_GPU_ENABLED:
-        return QUEUE_GPU
-    return QUEUE_SUBMIT if kind == Kind.SUBMIT else QUEUE_RUN
-
-
-def enqueue_submission(submission_id: int, queue: str) -> None:
-    from .tasks import grade_submission_task
-
-    grade_submission_task.apply_async(args=(submission_id,), queue=queue)
+queue_for = lifecycle.queue_for
 
 
 def _check_rate(user: Any) -> None:
@@ -80,19 +73,46 @@ def _check_queue_room() -> None:
         raise GraderBusy(messages.BUSY.format(seconds=wait), wait)
 
 
+def _check_jobs_in_flight(user: Any) -> None:
+    """A learner has at most GRADER_MAX_JOBS_IN_FLIGHT jobs queued or running, across all rungs.
+
+    Retry-After is when the learner's oldest job should be done: its
+    remaining share of a job's time if running, else the jobs ahead of it
+    in the queue over the worker slots, plus its own.
+    """
+    limit = settings.GRADER_MAX_JOBS_IN_FLIGHT
+    mine = Submission.objects.filter(user=user, status__in=[Status.QUEUED, Status.RUNNING])
+    count = mine.count()
+    if count < limit:
+        return
+    per_job = settings.GRADER_SECONDS_PER_JOB_ESTIMATE
+    now = timezone.now()
+    started = mine.filter(status=Status.RUNNING).aggregate(first=Min("started_at"))["first"]
+    if started is not None:
+        wait = per_job - (now - started).total_seconds()
+    else:
+        oldest = mine.aggregate(first=Min("enqueued_at"))["first"]
+        ahead = Submission.objects.filter(status=Status.QUEUED, enqueued_at__lt=oldest).count() if oldest else 0
+        wait = (ahead / max(1, settings.GRADER_WORKER_SLOTS) + 1) * per_job
+    seconds = max(1, math.ceil(wait))
+    raise TooManyJobsInFlight(messages.TOO_MANY_IN_FLIGHT.format(count=count, limit=limit, seconds=seconds), seconds)
+
+
 def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submission:
     """Store a Run or Submit of ``code`` and enqueue its grading after commit.
 
     Backpressure, in order: a learner has at most one job in flight per rung
     (a new Run replaces a queued one; anything else waits for the result),
-    a per-learner rate limit, and a bounded queue per kind.
+    a bound on the learner's jobs in flight across rungs, a per-learner rate
+    limit, and a bounded queue. Each Submit draws a fresh seed for the hidden
+    tests' generated inputs, stored with it so a rejudge reproduces the grade.
     """
     validate_code(code)
     if kind not in Kind.values:
-        raise SubmissionRejected("Unknown kind of submission.")
+        raise SubmissionRejected(messages.UNKNOWN_KIND)
     version = rung.current_version
     if version is None:
-        raise SubmissionRejected("This exercise is not published yet.")
+        raise SubmissionRejected(messages.NOT_PUBLISHED)
     queue = queue_for(version, kind)
     if kind == Kind.RUN:
         queued_run = Submission.objects.filter(user=user, rung=rung, kind=Kind.RUN, status=Status.QUEUED).first()
@@ -101,12 +121,14 @@ def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submissio
             if Submission.objects.filter(pk=queued_run.pk, status=Status.QUEUED).update(code=code, rung_version=version):
                 queued_run.refresh_from_db()
                 return queued_run
+    _check_jobs_in_flight(user)
     _check_rate(user)
     _check_queue_room()
+    seed = secrets.randbits(SEED_BITS) if kind == Kind.SUBMIT else 0
     try:
         with transaction.atomic():
-            submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code)
-            transaction.on_commit(lambda: enqueue_submission(submission.pk, queue))
+            submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code, seed=seed)
+            lifecycle.enqueue_on_commit(lifecycle.SUBMISSIONS, submission.pk, queue)
     except IntegrityError as exc:
         if Submission.objects.filter(user=user, rung=rung, status__in=[Status.QUEUED, Status.RUNNING]).exists():
             raise SubmissionInFlight(messages.IN_FLIGHT) from exc
@@ -114,144 +136,88 @@ def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submissio
     return submission
 
 
-def claim_submission(submission_id: int, worker: str = "") -> bool:
-    """Move a queued submission to running; False when another worker has it."""
-    claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1, claimed_by=worker
-    )
-    return claimed == 1
-
-
-def build_job(submission: Submission) -> Job:
-    return job_for(submission.rung_version, submission.kind, submission.code)
-
-
-_runners: dict[tuple[int, str, bool, int], SandboxRunner] = {}
-
-
-def default_runner() -> SandboxRunner:
-    """This process's runner, with its pool of pre-started containers.
-
-    One per process (and per configuration): Celery's prefork children each
-    keep SANDBOX_POOL_SIZE warm containers, refilled after each job.
-    """
-    image = settings.SANDBOX_IMAGE
-    if not image:
-        from sandbox.build import image_tag
-
-        image = image_tag()
-    key = (os.getpid(), image, settings.SANDBOX_GPU_ENABLED, settings.SANDBOX_POOL_SIZE)
-    runner = _runners.get(key)
-    if runner is None:
-        runner = SandboxRunner(
-            image,
-            gpu_enabled=settings.SANDBOX_GPU_ENABLED,
-            pool_size=settings.SANDBOX_POOL_SIZE,
-            pool_owner=f"{socket.gethostname()}:{os.getpid()}",
-            cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
-        )
-        _runners[key] = runner
-    return runner
-
-
-def close_runners() -> None:
-    """Remove this process's pre-started containers (on worker shutdown)."""
-    for key in [key for key in _runners if key[0] == os.getpid()]:
-        _runners.pop(key).close()
+def build_job(submission: Submission, version: RungVersion | None = None) -> Job:
+    """The sandbox job of ``submission`` (against ``version``, by default its own), with its seed."""
+    return job_for(version or submission.rung_version, submission.kind, submission.code, seed=submission.seed)
 
 
 def _live_test_recorder(submission: Submission) -> Callable[[str, dict[str, Any]], None]:
-    hidden = submission.kind == Kind.SUBMIT
-    version = submission.rung_version
     counter = {"order": 0}
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind != "test":
             return
         counter["order"] += 1
-        message = version.hidden_description(data["name"]) if hidden and data["outcome"] != "passed" else data["message"]
-        SubmissionTestResult.objects.update_or_create(
-            submission=submission,
-            name=data["name"],
-            defaults={"order": counter["order"], "outcome": data["outcome"], "duration_s": data["duration_s"], "message": message if not (hidden and data["outcome"] == "passed") else "", "hidden": hidden},
-        )
+        case = CaseResult(name=str(data["name"]), outcome=str(data["outcome"]), duration_s=float(data.get("duration_s") or 0.0),
+                          message=str(data.get("message") or ""))
+        try:
+            results.write_test_row(submission, counter["order"], results.present_test(case, kind=submission.kind, version=submission.rung_version))
+        except Exception:
+            log.exception("submission %s: could not record a live test row", submission.pk)
+            return
         events.publish_changed(submission.channel)
 
     return on_event
 
 
-def grade_submission(submission_id: int, *, runner: SandboxRunner | None = None, worker: str = "") -> Submission | None:
+def grade_submission(submission_id: int, *, runner: Runner | None = None, worker: str = "") -> Submission | None:
     """Claim, grade and record one submission; None when there was nothing to claim."""
-    if not claim_submission(submission_id, worker):
-        log.info("submission %s already claimed or gone; nothing to do", submission_id)
+    claim = lifecycle.claim(lifecycle.SUBMISSIONS, submission_id, worker)
+    if claim is None:
         return None
     submission = Submission.objects.select_related("rung_version__rung", "user").get(pk=submission_id)
     events.publish_changed(submission.channel)
     result = (runner or default_runner()).run(build_job(submission), on_event=_live_test_recorder(submission))
-    if result.is_infra_error and result.error_code != "report_infra" and submission.attempts < settings.GRADER_MAX_ATTEMPTS:
+    if result.is_infra_error and result.error_code in errors.RETRYABLE and claim.attempt < settings.GRADER_MAX_ATTEMPTS:
         # Ours, not the learner's: put it back in the queue for another try.
-        Submission.objects.filter(pk=submission.pk).update(
-            status=Status.QUEUED, error_code=result.error_code, message=messages.INFRA_ERRORS.get(result.error_code, "")
-        )
+        if not lifecycle.requeue(claim, error_code=result.error_code, message=messages.infra_error(result.error_code)):
+            return None
         log.warning("submission %s: %s (%s); retrying", submission.pk, result.error_code, result.message)
-        raise RetryLater(result.message, delay_s=2 ** submission.attempts)
+        raise RetryLater(result.message, delay_s=2 ** claim.attempt)
     if result.is_infra_error:
         log.error("submission %s ended as infra_error: %s %s", submission.pk, result.error_code, result.message)
-    record_results(submission, result)
+    record_results(submission, result, claim)
     return submission
 
 
-@transaction.atomic
-def record_results(submission: Submission, result: JobResult) -> None:
-    """Write the outcome and one row per test; update the learner's progress."""
-    version: RungVersion = submission.rung_version
-    hidden = submission.kind == Kind.SUBMIT
-    leaks = set(result.state_leaks)
-    submission.test_results.all().delete()
-    rows = []
-    for order, test in enumerate(result.tests):
-        message = test.message
-        if hidden:
-            # The learner sees only the author's description of a hidden test.
-            message = "" if test.outcome == "passed" else version.hidden_description(test.name)
-            if test.name in leaks:
-                message = f"{message} {messages.STATE_LEAK_NOTE}".strip()
-        rows.append(
-            SubmissionTestResult(
-                submission=submission,
-                order=order,
-                name=test.name,
-                outcome=test.outcome,
-                duration_s=test.duration_s,
-                message=message,
-                detail=test.message if hidden else "",
-                hidden=hidden,
+def record_results(submission: Submission, result: JobResult, claim: lifecycle.Claim) -> bool:
+    """Finish the submission with ``result``: its outcome, one row per test, the learner's progress.
+
+    The finish is conditional on ``claim`` (False, and nothing written, when
+    it was lost). If writing fails anyway (e.g. the database refuses a
+    string), the submission still ends: as ``infra_error`` with a stored
+    fallback message, never left ``running``.
+    """
+    graded = results.present(result, kind=submission.kind, version=submission.rung_version)
+    try:
+        finished = _write_grade(submission, graded, claim)
+    except Exception:
+        log.exception("submission %s: could not record its result; storing the fallback", submission.pk)
+        with transaction.atomic():
+            submission.test_results.all().delete()
+            finished = lifecycle.finish(
+                claim, outcome=Outcome.INFRA_ERROR, error_code=ErrorCode.RECORD_FAILED, message=messages.infra_error(ErrorCode.RECORD_FAILED),
+                stdout="", stderr="", timings={}, peak_memory_bytes=None,
             )
-        )
-    SubmissionTestResult.objects.bulk_create(rows)
-    now = timezone.now()
-    timings = dict(result.timings)
+    transaction.on_commit(lambda: events.publish_changed(submission.channel))
+    return finished
+
+
+@transaction.atomic
+def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycle.Claim) -> bool:
+    timings = dict(graded.timings)
     if submission.started_at is not None:
         timings["queue_wait_s"] = round((submission.started_at - submission.enqueued_at).total_seconds(), 3)
-    message = result.message
-    if result.is_infra_error:
-        message = messages.INFRA_ERRORS.get(result.error_code or "attempts_exhausted", messages.OUTCOME_SUMMARY[Outcome.INFRA_ERROR])
-    elif hidden and result.outcome != Outcome.ERROR:
-        message = ""  # a hidden test's text must not leak through the summary
-    Submission.objects.filter(pk=submission.pk).update(
-        status=Status.DONE,
-        outcome=result.outcome,
-        message=message,
-        error_code=result.error_code,
-        stdout=result.stdout if not hidden else "",
-        stderr=result.stderr if not hidden else "",
-        timings=timings,
-        peak_memory_bytes=result.peak_memory_bytes,
-        finished_at=now,
+    finished = lifecycle.finish(
+        claim, outcome=graded.outcome, message=graded.message, error_code=graded.error_code, stdout=graded.stdout,
+        stderr=graded.stderr, timings=timings, peak_memory_bytes=graded.peak_memory_bytes,
     )
-    if hidden and not result.is_infra_error:
-        update_progress(submission.user, version.rung, result.outcome, now)
-    transaction.on_commit(lambda: events.publish_changed(submission.channel))
+    if not finished:
+        return False
+    results.write_test_rows(submission, graded.tests)
+    if submission.kind == Kind.SUBMIT and graded.outcome != Outcome.INFRA_ERROR:
+        update_progress(submission.user, submission.rung_version.rung, graded.outcome, timezone.now())
+    return True
 
 
 def update_progress(user: Any, rung: Rung, outcome: str, when: Any) -> Progress:

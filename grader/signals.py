@@ -6,10 +6,26 @@ import logging
 import socket
 from typing import Any
 
-from celery.signals import worker_process_shutdown, worker_ready
+from celery.signals import worker_init, worker_process_shutdown, worker_ready
 from django.conf import settings
 
 log = logging.getLogger(__name__)
+
+
+@worker_init.connect
+def _check_dependencies(sender: Any = None, **kwargs: Any) -> None:
+    """A worker without its sandbox image or broker stops here, saying which."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from .checks import require_grading_dependencies
+
+    try:
+        require_grading_dependencies()
+    except ImproperlyConfigured as exc:
+        # NOTE: Celery logs and swallows an Exception raised by a signal
+        # handler; SystemExit is not an Exception, so the worker really stops.
+        log.critical("the worker cannot grade: %s", exc)
+        raise SystemExit(f"worker start-up check failed: {exc}") from exc
 
 
 @worker_ready.connect
@@ -18,7 +34,7 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
     and removes the sandbox containers it left behind."""
     from sandbox.runner import remove_stale_containers
 
-    from .sweeper import recover_claims
+    from .lifecycle import recover_claims
 
     hostname = str(getattr(sender, "hostname", "") or "")
     if hostname:
@@ -34,7 +50,7 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
 @worker_process_shutdown.connect
 def _close_pool(**kwargs: Any) -> None:
     """A pool child going away removes the containers it kept warm."""
-    from .services import close_runners
+    from exercises.runners import close_runners
 
     try:
         close_runners()

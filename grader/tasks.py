@@ -1,14 +1,18 @@
-"""Celery tasks: thin wrappers that take ids and call one service."""
+"""Celery tasks: thin wrappers that take ids and call one service.
+
+Tasks are leaves: nothing imports this module; services enqueue by task
+name (``grader.lifecycle.enqueue``).
+"""
 
 from __future__ import annotations
 
 import logging
-import platform
 
 from celery import shared_task
 from celery.app.task import Task
+from django.conf import settings
 
-from . import services
+from . import lifecycle, rejudge, services
 from .exceptions import RetryLater
 
 log = logging.getLogger(__name__)
@@ -24,21 +28,23 @@ def grade_submission_task(self: Task, submission_id: int) -> None:  # type: igno
         raise self.retry(countdown=exc.delay_s, queue=queue) from exc
 
 
+@shared_task(bind=True, name="grader.rejudge_submission_task", acks_late=True)
+def rejudge_submission_task(self: Task, result_id: int) -> None:  # type: ignore[type-arg]
+    rejudge.rejudge_one(result_id, worker=str(self.request.hostname or ""))
+
+
 @shared_task(name="grader.ping_task", ignore_result=False)
 def ping_task() -> str:
-    """Proves the worker imports the standard library's ``platform``."""
-    return platform.system()
+    """Answers once the worker has started: proves it imports and consumes."""
+    return "pong"
 
 
 @shared_task(name="grader.sweep_stuck_submissions_task")
 def sweep_stuck_submissions_task() -> None:
-    from django.conf import settings
-
+    """The periodic reaper of every kind of claimed job, then stale containers."""
     from sandbox.runner import remove_stale_containers
 
-    from .sweeper import sweep_stuck_submissions
-
-    sweep_stuck_submissions()
+    lifecycle.reap()
     try:
         remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S)
     except Exception as exc:  # noqa: BLE001 - Docker being down is the sweeper's least concern

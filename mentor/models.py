@@ -1,6 +1,6 @@
 """The mentor's rows: the passages it searches, and the questions learners ask.
 
-Passages are derived data: ``services.ensure_index`` rebuilds a module's
+Passages are derived data: ``search.ensure_index`` rebuilds a module's
 passages whenever the text they come from changes. Questions are a learning
 signal for instructors and never touch grading.
 """

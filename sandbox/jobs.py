@@ -9,6 +9,7 @@ Mode = Literal["run", "submit"]
 
 OUTCOMES = ("passed", "failed", "error", "timeout", "memory_limit", "output_limit", "infra_error")
 TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "timeout")
+RERUN_FAILURES = ("timeout", "error", "incomplete")
 
 # Sizes stored or logged from a job, whatever the container printed.
 MAX_STORED_OUTPUT = 64 * 1024
@@ -84,6 +85,12 @@ class JobResult:
     timings: dict[str, float] = field(default_factory=dict)
     # Stable id of an infrastructure failure (ours, not the learner's).
     error_code: str = ""
+    # False only when the learner's code never ran with a test's input (it
+    # failed to load): then its error text can carry nothing hidden.
+    hidden_calls_made: bool = True
+    # Set when a Submit's isolated re-run failed: "timeout", "error" or
+    # "incomplete" (RERUN_FAILURES); the outcome is then the re-run's.
+    rerun_failure: str = ""
 
     @property
     def is_infra_error(self) -> bool:

@@ -24,7 +24,7 @@ import docker.errors
 
 from .jobs import OUTCOMES, Job, Limits
 from .pool import launch
-from .runner import SandboxRunner, _Watchdog, container_options
+from .runner import SandboxRunner, _Watchdog
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def _grade_in_one_container(
     job = Job(mode="submit", source="", tests=batch.tests, limits=batch.limits, seed=batch.seed, reference=batch.reference)
     started = time.monotonic()
     try:
-        launched = launch(runner._client(), container_options(runner.image, job, gpu_enabled=runner.gpu_enabled))
+        launched = launch(runner._client(), runner._options(job))
     except docker.errors.ImageNotFound:
         return [], f"sandbox image {runner.image} is not built", ""
     except docker.errors.DockerException as exc:

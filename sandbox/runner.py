@@ -15,31 +15,20 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import docker
 import docker.errors
-from docker.types import DeviceRequest, LogConfig, Ulimit
 
-from .jobs import (
-    MAX_STORED_OUTPUT,
-    MAX_TEST_MESSAGE,
-    MAX_TEST_NAME,
-    MAX_TESTS,
-    OUTCOMES,
-    TEST_OUTCOMES,
-    CaseResult,
-    Job,
-    JobResult,
-    Limits,
-    truncate,
-)
-from .pool import POOL_LABEL, ContainerPool, Launched, launch
+from . import errors
+from .cleanup import POOL_MAX_IDLE_S, remove_stale_containers
+from .container import LABEL, container_options, engine_grants
+from .jobs import MAX_TEST_MESSAGE, Job, JobResult, Limits
+from .pool import ContainerPool, Launched, launch
+from .report import clean_text, parse_event, parse_report, parse_test, seconds
 
 log = logging.getLogger(__name__)
 
-LABEL = "llm-dojo.sandbox"
 # Seconds from starting the container to the harness holding the job (its
 # imports, mostly). Running out is ours (a slow or overloaded worker), not a
 # learner's timeout: no learner code has run yet.
@@ -48,58 +37,10 @@ STARTUP_S = 25.0
 # holding the job, for the report, before the runner kills the container.
 GRACE_S = 15.0
 MAX_LOG_BYTES = 8 * 1024 * 1024
-# A pre-started container older than this is replaced (its harness exits by
-# itself a minute later if nobody took it).
-POOL_MAX_IDLE_S = 600.0
-EXITED_GRACE_S = 120.0
 
 # Events passed to ``on_event``: ("container", {"id"}) once the container
 # exists, ("running", {}) once the harness has the job, ("test", {...}) per test.
 EventCallback = Callable[[str, dict[str, Any]], None]
-
-
-def container_options(image: str, job: Job, *, gpu_enabled: bool) -> dict[str, Any]:
-    """The full ``docker create`` configuration of one job (inspected by tests)."""
-    limits = job.limits
-    tmpfs_opts = f"rw,nosuid,nodev,size={limits.tmpfs_mb}m,nr_inodes={limits.tmpfs_inodes}"
-    options: dict[str, Any] = {
-        "image": image,
-        "stdin_open": True,
-        "tty": False,
-        # detach=False makes docker-py set StdinOnce: closing our end of the
-        # attached stdin then gives the harness EOF after the job payload.
-        "detach": False,
-        "network_mode": "none",
-        # The entrypoint starts as root only to hand each process its uid; it
-        # then drops to uid 1001 and the learner runs as 1002.
-        "user": "0:0",
-        "read_only": True,
-        "tmpfs": {
-            "/tmp": f"{tmpfs_opts},noexec,mode=1777",
-            "/work": f"{tmpfs_opts},mode=755",
-        },
-        "shm_size": f"{limits.tmpfs_mb}m",
-        "cap_drop": ["ALL"],
-        "cap_add": ["SETUID", "SETGID", "CHOWN"],
-        "security_opt": ["no-new-privileges"],
-        "pids_limit": limits.pids,
-        "mem_limit": f"{limits.memory_mb}m",
-        "memswap_limit": f"{limits.memory_mb}m",
-        "nano_cpus": int(limits.cpus * 1_000_000_000),
-        "ulimits": [
-            Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
-            Ulimit(name="fsize", soft=limits.fsize_mb * 1024 * 1024, hard=limits.fsize_mb * 1024 * 1024),
-            Ulimit(name="core", soft=0, hard=0),
-        ],
-        "environment": {"OMP_NUM_THREADS": str(max(1, int(limits.cpus)))},
-        "init": True,
-        "hostname": "sandbox",
-        "labels": {LABEL: "1"},
-        "log_config": LogConfig(type=LogConfig.types.JSON, config={"max-size": "16m", "max-file": "1"}),
-    }
-    if limits.gpu and gpu_enabled:
-        options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    return options
 
 
 class _Watchdog:
@@ -151,6 +92,7 @@ class SandboxRunner:
         image: str,
         *,
         gpu_enabled: bool = False,
+        runtime: str = "",
         docker_timeout: int = 60,
         startup_s: float = STARTUP_S,
         grace_s: float = GRACE_S,
@@ -161,6 +103,8 @@ class SandboxRunner:
     ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
+        self.runtime = runtime
+        self._oom_floor: bool | None = None
         self.docker_timeout = docker_timeout
         self.startup_s = startup_s
         self.grace_s = grace_s
@@ -171,8 +115,15 @@ class SandboxRunner:
                 self._pool_options, pool_limits or Limits(), pool_size, client_factory=self._client, owner=pool_owner, max_idle_s=POOL_MAX_IDLE_S
             ).start()
 
+    def _options(self, job: Job) -> dict[str, Any]:
+        if self._oom_floor is None:
+            self._oom_floor = engine_grants(self._client(), self.image, "SYS_RESOURCE")
+            if not self._oom_floor:
+                log.warning("this Docker engine cannot grant SYS_RESOURCE: learner processes run without an oom_score_adj floor")
+        return container_options(self.image, job, gpu_enabled=self.gpu_enabled, runtime=self.runtime, oom_floor=self._oom_floor)
+
     def _pool_options(self, job: Job) -> dict[str, Any]:
-        options = container_options(self.image, job, gpu_enabled=self.gpu_enabled)
+        options = self._options(job)
         # The harness in a pre-started container exits if no job comes.
         options["environment"] = {**options["environment"], "DOJO_IDLE_S": str(int(POOL_MAX_IDLE_S + 60))}
         return options
@@ -190,11 +141,11 @@ class SandboxRunner:
         launched = self.pool.take(job.limits) if self.pool is not None else None
         if launched is None:
             try:
-                launched = launch(self._client(), container_options(self.image, job, gpu_enabled=self.gpu_enabled))
+                launched = launch(self._client(), self._options(job))
             except docker.errors.ImageNotFound:
-                return JobResult(outcome="infra_error", error_code="image_missing", message=f"sandbox image {self.image} is not built")
+                return JobResult(outcome="infra_error", error_code=errors.IMAGE_MISSING, message=f"sandbox image {self.image} is not built")
             except docker.errors.DockerException as exc:
-                return JobResult(outcome="infra_error", error_code="docker_unavailable", message=f"Docker is unavailable: {exc}"[:500])
+                return JobResult(outcome="infra_error", error_code=errors.DOCKER_UNAVAILABLE, message=f"Docker is unavailable: {exc}"[:500])
         container = launched.container
         try:
             if on_event:
@@ -204,7 +155,7 @@ class SandboxRunner:
             return result
         except docker.errors.DockerException as exc:
             log.warning("sandbox job failed on Docker: %s", exc)
-            return JobResult(outcome="infra_error", error_code="docker_failed", message=f"Docker failed during the job: {exc}"[:500])
+            return JobResult(outcome="infra_error", error_code=errors.DOCKER_FAILED, message=f"Docker failed during the job: {exc}"[:500])
         finally:
             if self.cleanup_in_background:
                 threading.Thread(target=self._finish, args=(launched,), daemon=True).start()
@@ -267,16 +218,16 @@ class SandboxRunner:
             oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
             if watchdog.fired and harness_started_s is None:
                 log.warning("sandbox harness did not start within %s s", self.startup_s)
-                return JobResult(outcome="infra_error", error_code="start_timeout", message="The grader did not start in time.", timings=timings)
+                return JobResult(outcome="infra_error", error_code=errors.START_TIMEOUT, message="The grader did not start in time.", timings=timings)
             if watchdog.fired:
                 return JobResult(outcome="timeout", message=f"Your code did not finish within the {job.limits.time_s:g} s time limit.", timings=timings)
             if oom_killed:
                 return JobResult(outcome="memory_limit", message="Your code ran out of memory and was killed.", timings=timings)
             log.warning("sandbox produced no report (exit %s)", state.get("StatusCode"))
-            stderr = container.logs(stdout=False, stderr=True, tail=40)[-4000:].decode("utf-8", "replace")
-            return JobResult(outcome="infra_error", error_code="report_missing", message="The grader produced no report.", stderr=stderr, timings=timings)
-        result = _parse_report(report)
-        result.timings = {**timings, "run_s": float(report.get("run_s") or 0.0)}
+            stderr = clean_text(container.logs(stdout=False, stderr=True, tail=40)[-4000:].decode("utf-8", "replace"), MAX_TEST_MESSAGE)
+            return JobResult(outcome="infra_error", error_code=errors.REPORT_MISSING, message="The grader produced no report.", stderr=stderr, timings=timings)
+        result = parse_report(report)
+        result.timings = {**timings, "run_s": seconds(report.get("run_s"))}
         return result
 
     def _read_events(
@@ -298,13 +249,8 @@ class SandboxRunner:
                 if len(buffer) > MAX_LOG_BYTES:
                     buffer = b""
                 for line in lines:
-                    if not line.startswith(prefix):
-                        continue
-                    try:
-                        event = json.loads(line[len(prefix):])
-                    except ValueError:
-                        continue
-                    if not isinstance(event, dict):
+                    event = parse_event(line, prefix)
+                    if event is None:
                         continue
                     kind = event.get("event")
                     if kind == "report":
@@ -316,7 +262,7 @@ class SandboxRunner:
                         if on_event:
                             on_event("running", {})
                     elif kind == "test" and on_event:
-                        test = _parse_test(event)
+                        test = parse_test(event)
                         if test is not None:
                             on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
         finally:
@@ -324,64 +270,5 @@ class SandboxRunner:
         return None, harness_started_s
 
 
-def _parse_test(data: Any) -> CaseResult | None:
-    if not isinstance(data, dict):
-        return None
-    name = str(data.get("name", ""))[:MAX_TEST_NAME]
-    outcome = str(data.get("outcome", ""))
-    if not name or outcome not in TEST_OUTCOMES:
-        return None
-    try:
-        duration = max(0.0, float(data.get("duration_s") or 0.0))
-    except (TypeError, ValueError):
-        duration = 0.0
-    return CaseResult(name=name, outcome=outcome, duration_s=duration, message=truncate(str(data.get("message") or ""), MAX_TEST_MESSAGE))
-
-
-def _parse_report(report: dict[str, Any]) -> JobResult:
-    outcome = str(report.get("outcome"))
-    if outcome not in OUTCOMES:
-        return JobResult(outcome="infra_error", error_code="report_invalid", message="The grader's report was unreadable.")
-    tests = [test for test in (_parse_test(item) for item in list(report.get("tests") or [])[:MAX_TESTS]) if test is not None]
-    peak = report.get("peak_memory_bytes")
-    leaks = [str(name)[:MAX_TEST_NAME] for name in list(report.get("state_leaks") or [])[:MAX_TESTS]]
-    return JobResult(
-        outcome=outcome,
-        message=truncate(str(report.get("message") or ""), MAX_TEST_MESSAGE),
-        tests=tests,
-        stdout=truncate(str(report.get("stdout") or ""), MAX_STORED_OUTPUT),
-        stderr=truncate(str(report.get("stderr") or ""), MAX_STORED_OUTPUT),
-        state_leaks=leaks,
-        peak_memory_bytes=int(peak) if isinstance(peak, int) else None,
-        error_code="report_infra" if outcome == "infra_error" else "",
-    )
-
-
-def remove_stale_containers(max_age_s: float = 600, pool_owner_prefix: str = "") -> int:
-    """Remove sandbox containers left by a crashed worker; returns how many.
-
-    A job's container older than ``max_age_s`` is dead by construction (every
-    job ends before the hard limit). A pre-started pool container is removed
-    when it has exited, when it is older than the pool's idle limit, or when
-    it belongs to ``pool_owner_prefix`` (a worker of that name starting over).
-    """
-    client = docker.from_env(timeout=30)
-    removed = 0
-    now = datetime.now(UTC)
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        created_text = str(container.attrs.get("Created", "")).split(".")[0].rstrip("Z")
-        try:
-            age = (now - datetime.fromisoformat(created_text).replace(tzinfo=UTC)).total_seconds()
-        except ValueError:
-            age = max_age_s + 1
-        owner = (container.labels or {}).get(POOL_LABEL)
-        if owner is None:
-            # An exited job container is garbage once its runner had time to
-            # read it (a worker killed mid-job leaves one behind).
-            stale = age > max_age_s or (container.status == "exited" and age > EXITED_GRACE_S)
-        else:
-            stale = container.status != "running" or age > POOL_MAX_IDLE_S + 120 or bool(pool_owner_prefix and owner.startswith(pool_owner_prefix))
-        if stale:
-            container.remove(force=True)
-            removed += 1
-    return removed
+# Importers from before the split keep working.
+__all__ = ["GRACE_S", "LABEL", "STARTUP_S", "SandboxRunner", "container_options", "remove_stale_containers"]

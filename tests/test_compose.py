@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+pytestmark = pytest.mark.compose
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -74,7 +74,7 @@ def test_every_management_command_named_in_the_docs_exists():
 
 def test_every_environment_variable_the_settings_read_is_documented():
     settings_source = (ROOT / "platform" / "config" / "settings.py").read_text()
-    read = set(re.findall(r"env(?:\.\w+)?\(\s*\"([A-Z][A-Z0-9_]+)\"", settings_source))
+    read = set(re.findall(r"env(?:[._]\w+)?\(\s*\"([A-Z][A-Z0-9_]+)\"", settings_source))
     assert "SECRET_KEY" in read and "DATABASE_URL" in read
     operations = (ROOT / "docs" / "operations.md").read_text()
     missing = sorted(name for name in read if f"`{name}`" not in operations)

@@ -1,16 +1,15 @@
 """Personas of authoring (on top of the shared learner, other learner and admin),
-and a fake sandbox runner for tests where Docker is not the point."""
+and the shared fake runner (``sandbox.testing``) for tests where Docker is not the point."""
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
 
 from authoring.constants import INSTRUCTORS_GROUP
-from sandbox.jobs import CaseResult, Job, JobResult
+from sandbox.testing import FakeRunner
 
 
 @pytest.fixture(autouse=True)
@@ -36,76 +35,9 @@ def other_instructor(django_user_model: Any) -> Any:
     return _make_instructor(django_user_model, "ivan")
 
 
-def test_names(source: str) -> list[str]:
-    tree = ast.parse(source)
-    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
-
-
-class FakeRunner:
-    """Grades by rules instead of Docker: ``passes(job) -> set of passing test names``."""
-
-    def __init__(self, passes: Any) -> None:
-        self.passes = passes
-        self.jobs: list[Job] = []
-
-    def run(self, job: Job, on_event: Any = None) -> JobResult:
-        self.jobs.append(job)
-        names = [name for source in job.tests.values() for name in test_names(source)]
-        passing = self.passes(job)
-        tests = [CaseResult(name=name, outcome="passed" if name in passing else "failed", message="" if name in passing else "assert False")
-                 for name in names]
-        outcome = "passed" if all(test.outcome == "passed" for test in tests) else "failed"
-        return JobResult(outcome=outcome, tests=tests, timings={"run_s": 0.01})
-
-
-class InProcessRunner:
-    """Runs a job's tests in this process, with the learner's module as the ``solution`` fixture.
-
-    For tests where Docker is not the point: the verdicts are real, the
-    isolation is none, so it only ever runs this suite's own small rungs.
-    """
-
-    def __init__(self) -> None:
-        self.jobs: list[Job] = []
-
-    def run(self, job: Job, on_event: Any = None) -> JobResult:
-        import inspect
-        import sys
-        import types
-
-        self.jobs.append(job)
-        solution = types.ModuleType("solution")
-        saved = sys.modules.get("solution")
-        tests: list[CaseResult] = []
-        try:
-            try:
-                exec(compile(job.source, "solution.py", "exec"), solution.__dict__)
-            except Exception as exc:  # noqa: BLE001 - the learner's code may raise anything
-                return JobResult(outcome="error", message=f"{type(exc).__name__}: {exc}")
-            sys.modules["solution"] = solution
-            for filename, source in job.tests.items():
-                namespace: dict[str, Any] = {}
-                exec(compile(source, filename, "exec"), namespace)
-                for name in test_names(source):
-                    wants = inspect.signature(namespace[name]).parameters
-                    try:
-                        namespace[name](**({"solution": solution} if "solution" in wants else {}))
-                    except Exception as exc:  # noqa: BLE001 - a failing test
-                        tests.append(CaseResult(name=name, outcome="failed", message=f"{type(exc).__name__}: {exc}"))
-                    else:
-                        tests.append(CaseResult(name=name, outcome="passed"))
-        finally:
-            if saved is None:
-                sys.modules.pop("solution", None)
-            else:
-                sys.modules["solution"] = saved
-        outcome = "passed" if tests and all(test.outcome == "passed" for test in tests) else "failed"
-        return JobResult(outcome=outcome, tests=tests, timings={"run_s": 0.001})
-
-
 @pytest.fixture
-def in_process_runner() -> InProcessRunner:
-    return InProcessRunner()
+def in_process_runner() -> FakeRunner:
+    return FakeRunner.in_process()
 
 
 ADD_RUNG: dict[str, Any] = {

@@ -10,6 +10,7 @@ import pytest
 from authoring import services, transfer
 from authoring.models import RungCheck, RungDraft
 from exercises.models import Module, Rung, RungVersion, Track
+from grader import lifecycle
 
 from .conftest import ADD_RUNG
 
@@ -31,7 +32,7 @@ def track() -> Track:
 def checks(monkeypatch) -> list[int]:
     """Checks queued after commit, run by the test itself instead of a worker."""
     queued: list[int] = []
-    monkeypatch.setattr(services, "enqueue_check", lambda pk, queue: queued.append(pk))
+    monkeypatch.setattr(lifecycle, "enqueue", lambda kind, pk, queue: queued.append(pk))
     return queued
 
 

@@ -10,6 +10,7 @@ import pytest
 from authoring import services, transfer
 from authoring.models import RungDraft
 from exercises.models import Module, Rung
+from grader import lifecycle
 from grader.models import Progress
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +65,7 @@ def test_a_draft_of_a_published_rung_is_invisible_to_learners_until_published(ca
 
 def test_check_from_a_published_rung_without_a_draft_makes_one(catalog, admin_user, client, django_capture_on_commit_callbacks, monkeypatch):
     queued: list[int] = []
-    monkeypatch.setattr(services, "enqueue_check", lambda pk, queue: queued.append(pk))
+    monkeypatch.setattr(lifecycle, "enqueue", lambda kind, pk, queue: queued.append(pk))
     client.force_login(admin_user)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/author/modules/{MODULE}/rungs/kv-cache-size/check")

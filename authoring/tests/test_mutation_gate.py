@@ -17,6 +17,7 @@ import yaml
 from authoring import services, transfer
 from authoring.models import RungCheck, RungDraft
 from exercises.models import Rung, RungVersion, Track
+from grader import lifecycle
 
 from .conftest import ADD_RUNG
 
@@ -47,7 +48,7 @@ WEAK = {
 def checks(monkeypatch: Any) -> list[int]:
     """Checks queued after commit, run by the test itself instead of a worker."""
     queued: list[int] = []
-    monkeypatch.setattr(services, "enqueue_check", lambda pk, queue: queued.append(pk))
+    monkeypatch.setattr(lifecycle, "enqueue", lambda kind, pk, queue: queued.append(pk))
     return queued
 
 
@@ -68,7 +69,8 @@ def test_publish_is_refused_below_the_threshold_and_the_check_lists_the_survivin
     client.force_login(instructor)
     _author_weak_rung(client, django_capture_on_commit_callbacks)
     check = services.run_check(checks[0], runner=in_process_runner)
-    assert check is not None and check.ok, check.facts  # every fact holds: only the score stands in the way
+    assert check is not None
+    assert check.ok, check.facts  # every fact holds: only the score stands in the way
     assert (check.mutation["mutants"], check.mutation["killed"], check.mutation["mutation_score"]) == (6, 5, 0.8333)
 
     page = client.get(EDITOR).content.decode()
@@ -151,4 +153,4 @@ def test_the_threshold_is_read_strictly_from_the_environment() -> None:
     for bad in ("ninety", "1.5", "-0.1"):
         result = _settings_value(bad)
         assert result.returncode != 0, (bad, result.stdout)
-    assert "MUTATION_MIN_SCORE must lie between 0 and 1" in _settings_value("1.5").stderr
+    assert "MUTATION_MIN_SCORE=1.5 is not valid: expected a share between 0 and 1" in _settings_value("1.5").stderr

@@ -6,12 +6,15 @@ from typing import Any
 
 import pytest
 
-from authoring import rejudge, transfer
+from authoring import transfer
 from exercises.models import Module, Rung, Track
 from exercises.services import publish_rung_version
+from grader import lifecycle, rejudge
 from grader import services as grader_services
 from grader.constants import Kind, Outcome, Status
 from grader.models import Progress, Rejudge, RejudgeResult, Submission
+from sandbox import errors
+from sandbox.testing import FakeRunner, job_result
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +73,7 @@ def test_a_rejudge_after_fixing_a_hidden_test_changes_the_outcome_and_keeps_the_
     _publish(rung, FIXED_HIDDEN)
     assert rung.current_version is not None and rung.current_version.number == 2
     queued: list[int] = []
-    monkeypatch.setattr(rejudge, "enqueue_rejudge_result", lambda pk, queue: queued.append(pk))
+    monkeypatch.setattr(lifecycle, "enqueue", lambda kind, pk, queue: queued.append(pk))
 
     # Through the admin action, as a reviewer does it.
     client.force_login(admin_user)
@@ -116,15 +119,9 @@ def test_a_rejudge_against_the_original_version_changes_nothing(rung, graded, ad
 
 
 def test_an_infrastructure_failure_during_a_rejudge_is_never_applied(rung, graded, admin_user):
-    from sandbox.jobs import JobResult
-
-    class Broken:
-        def run(self, job: Any, on_event: Any = None) -> JobResult:
-            return JobResult(outcome="infra_error", error_code="docker_unavailable", message="no docker")
-
     _publish(rung, FIXED_HIDDEN)
     batch = rejudge.start_rejudge([graded], target=Rejudge.Target.CURRENT, user=admin_user)
-    _run_all(batch, Broken())
+    _run_all(batch, FakeRunner(job_result("infra_error", error_code=errors.DOCKER_UNAVAILABLE, message="no docker")))
     assert rejudge.apply_rejudge(batch, admin_user) == 0
     graded.refresh_from_db()
     assert graded.outcome == Outcome.FAILED and graded.status == Status.DONE

@@ -1,4 +1,4 @@
-// Build the editor and math bundles into frontend/static/frontend/ (committed,
+// Build the editor, math and workspace bundles into frontend/static/frontend/ (committed,
 // so running the site needs no Node). Run with `make editor`.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +11,8 @@ const common = { bundle: true, minify: true, format: "iife", target: ["es2020"],
 
 await build({ ...common, entryPoints: [join(here, "editor.js")], outfile: join(out, "editor.bundle.js") });
 await build({ ...common, entryPoints: [join(here, "math.js")], outfile: join(out, "math.bundle.js") });
+// The workspace page's own code, ES modules under workspace/.
+await build({ ...common, entryPoints: [join(here, "workspace", "main.js")], outfile: join(out, "workspace.bundle.js") });
 
 // KaTeX's stylesheet and fonts. Only woff2 is kept (every browser we support
 // reads it); the stylesheet is rewritten to match so that collectstatic's

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from html import escape
 
-import pytest
 from django.conf import settings as django_settings
 from django.core import mail
 
@@ -48,14 +47,11 @@ def test_the_static_bundles_are_built(settings):
 # NOTE: Django's admin ships registration/password_*.html too, and app
 # templates are searched in INSTALLED_APPS order: ours are used only when
 # "frontend" is listed before "django.contrib.admin" (platform/config/settings.py).
-_admin_templates_win = pytest.mark.xfail(
-    django_settings.INSTALLED_APPS.index("django.contrib.admin") < django_settings.INSTALLED_APPS.index("frontend"),
-    reason="list 'frontend' before 'django.contrib.admin' in INSTALLED_APPS so its registration templates win",
-    strict=True,
-)
+def test_our_registration_templates_win_over_the_admins():
+    apps = django_settings.INSTALLED_APPS
+    assert apps.index("frontend") < apps.index("django.contrib.admin"), "list 'frontend' before 'django.contrib.admin' in INSTALLED_APPS"
 
 
-@_admin_templates_win
 def test_password_reset_sends_a_link_that_lets_you_set_a_new_password(client, learner, settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     learner.email = "lena@example.com"
@@ -74,7 +70,6 @@ def test_password_reset_sends_a_link_that_lets_you_set_a_new_password(client, le
     assert learner.check_password("a-brand-new-pass-42")
 
 
-@_admin_templates_win
 def test_a_learner_can_change_their_password(lena_client, learner):
     assert "Change your password" in lena_client.get("/accounts/password_change/").content.decode()
     response = lena_client.post(

@@ -15,7 +15,10 @@ def _secrets(version):
 def test_the_workspace_html_holds_no_reference_before_passing(kv_rung, learner, lena_client, make_submission):
     make_submission(learner, kind=Kind.SUBMIT, outcome=Outcome.FAILED)
     version = kv_rung.current_version
-    page = lena_client.get("/rungs/kv-cache-size/").content.decode()
+    response = lena_client.get("/rungs/kv-cache-size/")
+    page = response.content.decode()
+    # The real workspace, not an error page that would hold nothing at all.
+    assert response.status_code == 200 and version.title in page and 'id="editor-host"' in page
     lines, descriptions = _secrets(version)
     assert lines and descriptions
     for line in lines:
@@ -29,8 +32,12 @@ def test_the_workspace_html_holds_no_reference_before_passing(kv_rung, learner, 
 def test_history_and_draft_do_not_carry_the_reference(kv_rung, lena_client):
     version = kv_rung.current_version
     lines, _ = _secrets(version)
-    bodies = lena_client.get("/rungs/kv-cache-size/history").content.decode() + lena_client.get("/rungs/kv-cache-size/draft").content.decode()
-    assert not any(line in bodies for line in lines)
+    lena_client.post("/rungs/kv-cache-size/draft", {"code": version.starter_code})
+    history, draft = lena_client.get("/rungs/kv-cache-size/history"), lena_client.get("/rungs/kv-cache-size/draft")
+    assert (history.status_code, draft.status_code) == (200, 200)
+    assert draft.json()["code"] == version.starter_code  # a real draft came back
+    bodies = history.content.decode() + draft.content.decode()
+    assert lines and not any(line in bodies for line in lines)
 
 
 def test_after_a_passing_submit_the_reference_comes_with_your_solution(kv_rung, learner, lena_client, make_submission):

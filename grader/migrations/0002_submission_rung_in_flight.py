@@ -1,15 +1,18 @@
-from __future__ import annotations
+"""Schema step: Submission gains ``claimed_by`` and a nullable ``rung``.
 
-from typing import Any
+This migration used to fill ``rung`` row by row and then make it required
+and add the in-flight constraint, all in one transaction: on PostgreSQL
+that mixes a data change with ALTER TABLE (pending trigger events) and
+holds the table for the whole loop. It keeps its name, so databases that
+applied the old version stay consistent; the data step is 0005 and the
+constraint step 0006, both safe to run where the old version already did
+their work.
+"""
+
+from __future__ import annotations
 
 import django.db.models.deletion
 from django.db import migrations, models
-
-
-def fill_rung(apps: Any, schema_editor: Any) -> None:
-    Submission = apps.get_model("grader", "Submission")
-    for submission in Submission.objects.select_related("rung_version").only("rung_version__rung_id"):
-        Submission.objects.filter(pk=submission.pk).update(rung_id=submission.rung_version.rung_id)
 
 
 class Migration(migrations.Migration):
@@ -28,19 +31,5 @@ class Migration(migrations.Migration):
             model_name="submission",
             name="rung",
             field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.CASCADE, related_name="submissions", to="exercises.rung"),
-        ),
-        migrations.RunPython(fill_rung, migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name="submission",
-            name="rung",
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="submissions", to="exercises.rung"),
-        ),
-        migrations.AddConstraint(
-            model_name="submission",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("status__in", ["queued", "running"])),
-                fields=("user", "rung"),
-                name="one_job_in_flight_per_learner_and_rung",
-            ),
         ),
     ]

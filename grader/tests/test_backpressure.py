@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from exercises.models import Rung
-from grader import services
+from grader import lifecycle, services
 from grader.constants import Kind, Status
 from grader.exceptions import GraderBusy, SubmissionInFlight, SubmissionRejected, SubmissionThrottled
 from grader.models import Submission
@@ -15,10 +15,8 @@ def rung(catalog) -> Rung:
 
 
 @pytest.fixture(autouse=True)
-def no_queue(monkeypatch):
-    sent: list[tuple[int, str]] = []
-    monkeypatch.setattr(services, "enqueue_submission", lambda pk, queue: sent.append((pk, queue)))
-    return sent
+def no_queue(enqueued):
+    return enqueued
 
 
 def test_a_new_run_replaces_a_queued_one(rung, learner, no_queue, django_capture_on_commit_callbacks):
@@ -40,7 +38,7 @@ def test_a_submit_waits_for_the_run_in_flight(rung, learner):
 
 def test_a_run_cannot_start_while_one_is_running(rung, learner):
     running = services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="a = 1\n")
-    assert services.claim_submission(running.pk)
+    assert lifecycle.claim(lifecycle.SUBMISSIONS, running.pk)
     with pytest.raises(SubmissionInFlight):
         services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="a = 2\n")
     assert Submission.objects.get().code == "a = 1\n"
@@ -78,10 +76,6 @@ def test_a_full_queue_answers_busy_instead_of_growing(rung, learner, other_learn
     with pytest.raises(GraderBusy):
         services.submit_solution(user=other_learner, rung=rung, kind=Kind.RUN, code="a = 1\n")
     assert Submission.objects.count() == 2
-
-
-def test_the_queue_bound_derives_from_the_longest_acceptable_wait(settings):
-    assert settings.GRADER_MAX_QUEUED == max(1, int(settings.GRADER_WORKER_SLOTS * settings.GRADER_MAX_WAIT_S / settings.GRADER_SECONDS_PER_JOB_ESTIMATE))
 
 
 def test_runs_submits_and_gpu_work_have_separate_queues(rung, settings):

@@ -1,25 +1,13 @@
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from exercises.models import Rung
-from grader import services
+from grader import lifecycle, services
 from grader.constants import Kind, Outcome, Status
 from grader.models import Submission
-from sandbox.jobs import CaseResult, Job, JobResult
-
-
-class RecordingRunner:
-    """Stands in for Docker where the test is about claiming, not sandboxing."""
-
-    def __init__(self) -> None:
-        self.jobs: list[Job] = []
-
-    def run(self, job: Job, on_event: Any = None) -> JobResult:
-        self.jobs.append(job)
-        return JobResult(outcome="passed", tests=[CaseResult(name="test_ok", outcome="passed")], timings={"total_s": 0.1})
+from sandbox import errors
+from sandbox.testing import FakeRunner, job_result
 
 
 @pytest.fixture
@@ -30,12 +18,12 @@ def queued(catalog, learner, django_capture_on_commit_callbacks) -> Submission:
 
 
 def test_a_redelivered_task_for_a_claimed_submission_changes_nothing(queued):
-    runner = RecordingRunner()
-    services.grade_submission(queued.pk, runner=runner)  # type: ignore[arg-type]
+    runner = FakeRunner()
+    services.grade_submission(queued.pk, runner=runner)
     queued.refresh_from_db()
     finished = (queued.status, queued.outcome, queued.finished_at, queued.attempts)
 
-    assert services.grade_submission(queued.pk, runner=runner) is None  # type: ignore[arg-type]
+    assert services.grade_submission(queued.pk, runner=runner) is None
 
     queued.refresh_from_db()
     assert len(runner.jobs) == 1
@@ -44,39 +32,58 @@ def test_a_redelivered_task_for_a_claimed_submission_changes_nothing(queued):
 
 
 def test_a_running_submission_cannot_be_claimed_twice(queued):
-    assert services.claim_submission(queued.pk) is True
-    assert services.claim_submission(queued.pk) is False
+    assert lifecycle.claim(lifecycle.SUBMISSIONS, queued.pk) is not None
+    assert lifecycle.claim(lifecycle.SUBMISSIONS, queued.pk) is None
+
+
+def test_a_worker_that_lost_its_claim_writes_nothing(queued):
+    first = lifecycle.claim(lifecycle.SUBMISSIONS, queued.pk, "worker-a")
+    assert first is not None
+    # The reaper gave the job to another worker, which claimed it again.
+    Submission.objects.filter(pk=queued.pk).update(status=Status.QUEUED)
+    second = lifecycle.claim(lifecycle.SUBMISSIONS, queued.pk, "worker-b")
+    assert second is not None
+
+    assert services.record_results(queued, job_result("failed"), first) is False
+    assert lifecycle.requeue(first) is False
+    queued.refresh_from_db()
+    assert (queued.status, queued.outcome, queued.test_results.count()) == (Status.RUNNING, "", 0)
+
+    assert services.record_results(queued, job_result("passed"), second) is True
+    queued.refresh_from_db()
+    assert (queued.status, queued.outcome) == (Status.DONE, Outcome.PASSED)
 
 
 def test_a_missing_submission_is_tolerated(db):
-    assert services.grade_submission(10**9, runner=RecordingRunner()) is None  # type: ignore[arg-type]
+    assert services.grade_submission(10**9, runner=FakeRunner()) is None
 
 
-def test_the_task_is_enqueued_only_after_commit(catalog, learner, django_capture_on_commit_callbacks, monkeypatch):
-    sent: list[tuple[int, str]] = []
-    monkeypatch.setattr(services, "enqueue_submission", lambda pk, queue: sent.append((pk, queue)))
+def test_the_task_is_enqueued_only_after_commit(catalog, learner, django_capture_on_commit_callbacks, enqueued):
     rung = Rung.objects.get(slug="kv-cache-size")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         submission = services.submit_solution(user=learner, rung=rung, kind=Kind.SUBMIT, code="x = 1\n")
-        assert sent == []
+        assert enqueued == []
     assert len(callbacks) == 1
-    assert sent == [(submission.pk, "submit")]
+    assert enqueued == [("submission", submission.pk, "submit")]
 
 
 def test_an_infra_error_is_retried_and_not_counted(queued, settings):
-    class BrokenRunner(RecordingRunner):
-        def run(self, job: Job, on_event: Any = None) -> JobResult:
-            self.jobs.append(job)
-            return JobResult(outcome="infra_error", error_code="docker_unavailable", message="no docker")
-
     settings.GRADER_MAX_ATTEMPTS = 2
-    runner = BrokenRunner()
+    runner = FakeRunner(job_result("infra_error", error_code=errors.DOCKER_UNAVAILABLE, message="no docker"))
     with pytest.raises(services.RetryLater):
-        services.grade_submission(queued.pk, runner=runner)  # type: ignore[arg-type]
+        services.grade_submission(queued.pk, runner=runner)
     queued.refresh_from_db()
     assert queued.status == Status.QUEUED
-    services.grade_submission(queued.pk, runner=runner)  # type: ignore[arg-type]
+    services.grade_submission(queued.pk, runner=runner)
     queued.refresh_from_db()
     assert queued.status == Status.DONE
     assert queued.outcome == Outcome.INFRA_ERROR
     assert queued.user.progress.count() == 0
+
+
+def test_a_broken_exercise_is_not_retried(queued):
+    runner = FakeRunner(job_result("infra_error", error_code=errors.REPORT_INFRA, message="fixture error"))
+    services.grade_submission(queued.pk, runner=runner)
+    queued.refresh_from_db()
+    assert (queued.status, queued.outcome, queued.attempts, len(runner.jobs)) == (Status.DONE, Outcome.INFRA_ERROR, 1, 1)
+    assert queued.message == "The exercise's tests could not run; the instructors have been told."

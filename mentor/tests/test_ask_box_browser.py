@@ -20,7 +20,8 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 
 @pytest.fixture
 def browser(monkeypatch: Any) -> Any:
-    playwright_api = pytest.importorskip("playwright.sync_api")
+    # A dev dependency, always installed: a missing one is a failure, not a skip.
+    from playwright import sync_api as playwright_api
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from exercises.models import RungVersion
-from mentor import services
+from mentor import search
 from mentor.models import Passage
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def _secrets(version: RungVersion) -> list[str]:
 
 
 def test_no_passage_holds_a_line_of_hidden_tests_references_or_wrong_solutions(module):
-    services.ensure_index(module)
+    search.ensure_index(module)
     indexed = "\n".join(Passage.objects.filter(module=module).values_list("text", flat=True))
     checked = 0
     for rung in module.rungs.filter(current_version__isnull=False):

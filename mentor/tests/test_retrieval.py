@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from mentor import services
+from mentor import passages, search, services
 from mentor.models import ModuleIndex, Passage
 from mentor.text import query_terms, stem, terms
 
@@ -22,14 +22,14 @@ def test_the_question_set_finds_its_passage_in_the_top_three(module):
 
 
 def test_every_rung_of_the_module_is_indexed(module):
-    services.ensure_index(module)
+    search.ensure_index(module)
     indexed = set(Passage.objects.filter(module=module, rung__isnull=False).values_list("rung__slug", flat=True))
     assert indexed == set(module.rungs.filter(current_version__isnull=False).values_list("slug", flat=True))
     assert Passage.objects.filter(module=module, key__startswith="one-liner:").count() == len(module.one_liners)
 
 
 def test_passages_link_to_the_module_page_or_the_rung_page(module):
-    services.ensure_index(module)
+    search.ensure_index(module)
     for passage in Passage.objects.filter(module=module):
         if passage.rung is not None:
             assert passage.url == f"/rungs/{passage.rung.slug}/"
@@ -40,35 +40,35 @@ def test_passages_link_to_the_module_page_or_the_rung_page(module):
 def test_the_quick_reference_is_cut_at_its_headings(module):
     module.reference_md = "Intro line.\n\n## KV cache\nTwo times layers.\n\n```python\n## not a heading\n```\n\n## Paged attention\nBlocks of 16 tokens."
     module.save()
-    services.ensure_index(module)
+    search.ensure_index(module)
     refs = {p.key: p for p in Passage.objects.filter(module=module, kind="reference")}
     assert set(refs) == {"ref", "ref:kv-cache", "ref:paged-attention"}
     assert refs["ref:kv-cache"].url.endswith("#ref-kv-cache")
     assert "## not a heading" in refs["ref:kv-cache"].text
-    assert services.reference_anchor("Paged attention") == "ref-paged-attention"
+    assert passages.reference_anchor("Paged attention") == "ref-paged-attention"
 
 
 def test_the_index_is_rebuilt_when_the_module_text_changes(module):
-    services.ensure_index(module)
+    search.ensure_index(module)
     built_at = ModuleIndex.objects.get(module=module).built_at
-    services.ensure_index(module)
+    search.ensure_index(module)
     assert ModuleIndex.objects.get(module=module).built_at == built_at  # unchanged text: no rebuild
-    assert not services.search(module, "zanzibar")
+    assert not search.search(module, "zanzibar")
     module.concept_md = "Think of the KV cache as Zanzibar's spice store."
     module.save()
-    hits = services.search(module, "zanzibar")
+    hits = search.search(module, "zanzibar")
     assert hits and hits[0].passage.key == "concept"
 
 
 def test_a_question_with_no_known_word_finds_nothing(module):
-    assert services.search(module, "the of and") == []
+    assert search.search(module, "the of and") == []
     assert services.passages_answer([]).startswith("The module does not seem to cover this")
 
 
 def test_the_rung_being_worked_on_is_preferred_on_a_tie(module):
-    services.ensure_index(module)
+    search.ensure_index(module)
     rung = module.rungs.get(slug="paged-attention")
-    hits = services.search(module, "worked example", rung=rung)
+    hits = search.search(module, "worked example", rung=rung)
     assert hits[0].passage.rung_id == rung.pk
 
 
@@ -84,4 +84,4 @@ def test_the_stemmer_meets_word_forms_and_spellings():
 
 def test_excerpts_start_at_the_paragraph_that_matches():
     text = "First paragraph about nothing.\n\nSecond one explains **copy-on-write** of blocks."
-    assert services.excerpt(text, query_terms("copy on write")).startswith("Second one explains copy-on-write")
+    assert search.excerpt(text, query_terms("copy on write")).startswith("Second one explains copy-on-write")

@@ -1,7 +1,7 @@
 """Settings, read from the environment through strict parsers.
 
 Every value can be overridden with an environment variable of the same name;
-a malformed value fails loudly at start-up (django-environ raises).
+a malformed value stops start-up with the variable's name (``config.env``).
 """
 
 from __future__ import annotations
@@ -14,23 +14,23 @@ import django_stubs_ext
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config.env import env_bool, env_float, env_int, env_list, env_str, env_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 # Lets `admin.ModelAdmin[Model]` and friends be subscripted at run time, for mypy.
 django_stubs_ext.monkeypatch()
 
-env = environ.Env()
-
-DEBUG: bool = env.bool("DEBUG", default=False)
-SECRET_KEY: str = env.str("SECRET_KEY", default="")
+DEBUG: bool = env_bool("DEBUG", False)
+SECRET_KEY: str = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     # Development and the test suite may run without one; production may not.
     if not (DEBUG or "pytest" in sys.modules):
         raise ImproperlyConfigured("SECRET_KEY must be set (a long random string) when DEBUG is off.")
     SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
-ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
-CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS: list[str] = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS: list[str] = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     # First, so its registration/*.html templates win over the admin's.
@@ -81,7 +81,8 @@ WSGI_APPLICATION = "config.wsgi.application"
 
 # SQLite by default (embedded, nothing to start); DATABASE_URL switches to
 # PostgreSQL, e.g. postgres://user:pass@127.0.0.1:5432/dojo.
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+DATABASE_URL = env_url("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}", schemes=("sqlite", "postgres", "postgresql", "pgsql"))
+DATABASES = {"default": environ.Env.db_url_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(exist_ok=True)  # the embedded database and its test copies live here
     # The web process and the workers write concurrently: WAL lets readers
@@ -91,7 +92,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     # A file, not :memory:, so a Celery worker process can share it; one per
     # test process so concurrent runs never write to each other's database.
-    DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_PATH", default=str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
+    DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_PATH", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -111,7 +112,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -121,87 +122,103 @@ STORAGES = {
     },
 }
 
-EMAIL_BACKEND = env.str(
+EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
-    default="django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
 )
 
 # --- Exercises -------------------------------------------------------------
-EXERCISES_DIR = Path(env.str("EXERCISES_DIR", default=str(BASE_DIR / "exercises")))
+EXERCISES_DIR = Path(env_str("EXERCISES_DIR", str(BASE_DIR / "exercises")))
 
 # --- Mentor ----------------------------------------------------------------
 # "Ask the mentor" (mentor/): answers from the module's own passages. With
 # MENTOR_LLM_URL set (an OpenAI-compatible base URL such as a vLLM server,
 # e.g. http://127.0.0.1:8000/v1) a model writes the answer from those
 # passages; empty means no model: the passages alone are the answer.
-MENTOR_LLM_URL: str = env.str("MENTOR_LLM_URL", default="")
-MENTOR_LLM_MODEL: str = env.str("MENTOR_LLM_MODEL", default="")
-MENTOR_LLM_API_KEY: str = env.str("MENTOR_LLM_API_KEY", default="")
+MENTOR_LLM_URL: str = env_url("MENTOR_LLM_URL", "", schemes=("http", "https"), allow_empty=True)
+MENTOR_LLM_MODEL: str = env_str("MENTOR_LLM_MODEL", "")
+MENTOR_LLM_API_KEY: str = env_str("MENTOR_LLM_API_KEY", "")
 # Bounds the connect and every read from the model server, so one that
 # stalls mid-answer is noticed too.
-MENTOR_LLM_TIMEOUT_S: float = env.float("MENTOR_LLM_TIMEOUT_S", default=30.0)
-MENTOR_LLM_MAX_TOKENS: int = env.int("MENTOR_LLM_MAX_TOKENS", default=512)
+MENTOR_LLM_TIMEOUT_S: float = env_float("MENTOR_LLM_TIMEOUT_S", 30.0, minimum=0.1)
+MENTOR_LLM_MAX_TOKENS: int = env_int("MENTOR_LLM_MAX_TOKENS", 512, minimum=1)
 # Questions one learner may ask per hour; 0 means no limit.
-MENTOR_MAX_QUESTIONS_PER_HOUR: int = env.int("MENTOR_MAX_QUESTIONS_PER_HOUR", default=60)
+MENTOR_MAX_QUESTIONS_PER_HOUR: int = env_int("MENTOR_MAX_QUESTIONS_PER_HOUR", 60, minimum=0)
 
 # --- Grading: one clock ----------------------------------------------------
 # Every timeout derives from SANDBOX_MAX_TIME_S, the longest wall-clock limit
 # any rung may ask for: sandbox limit < Celery soft limit < hard limit <
 # broker visibility timeout. If these disagree, a broker redelivers a job
 # that is still running (Read the Docs #12317).
-SANDBOX_MAX_TIME_S: int = env.int("SANDBOX_MAX_TIME_S", default=60)
+SANDBOX_MAX_TIME_S: int = env_int("SANDBOX_MAX_TIME_S", 60, minimum=1)
 # Container creation, start-up grace and teardown on top of the test run.
-SANDBOX_OVERHEAD_S: int = env.int("SANDBOX_OVERHEAD_S", default=45)
+SANDBOX_OVERHEAD_S: int = env_int("SANDBOX_OVERHEAD_S", 45, minimum=0)
 # A Submit runs the hidden tests twice (shared, then each test alone), each
 # pass within the rung's limit: hence the factor 2.
 GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S * 2 + SANDBOX_OVERHEAD_S
 GRADER_HARD_TIME_LIMIT_S = GRADER_SOFT_TIME_LIMIT_S + 30
 BROKER_VISIBILITY_TIMEOUT_S = GRADER_HARD_TIME_LIMIT_S * 2 + 60
+# An authoring Check grades the reference, the starter and every wrong
+# solution (two jobs each, two at a time): it gets most of the broker's
+# visibility timeout, never more, or the broker would hand a running Check
+# to a second worker.
+AUTHORING_CHECK_HARD_TIME_LIMIT_S = BROKER_VISIBILITY_TIMEOUT_S - 30
+AUTHORING_CHECK_SOFT_TIME_LIMIT_S = AUTHORING_CHECK_HARD_TIME_LIMIT_S - 30
 # Infrastructure failures (Docker down, unreadable report) are retried this
 # many times before the submission ends as infra_error.
-GRADER_MAX_ATTEMPTS: int = env.int("GRADER_MAX_ATTEMPTS", default=3)
+GRADER_MAX_ATTEMPTS: int = env_int("GRADER_MAX_ATTEMPTS", 3, minimum=1)
 # A queued submission older than this is enqueued again by the sweeper (its
 # broker message may be lost); duplicates are no-ops thanks to the claim.
-GRADER_QUEUED_STALE_S: int = env.int("GRADER_QUEUED_STALE_S", default=120)
-GRADER_SWEEP_EVERY_S: int = env.int("GRADER_SWEEP_EVERY_S", default=30)
+GRADER_QUEUED_STALE_S: int = env_int("GRADER_QUEUED_STALE_S", 120, minimum=1)
+GRADER_SWEEP_EVERY_S: int = env_int("GRADER_SWEEP_EVERY_S", 30, minimum=1)
 # Backpressure: per-learner rate limit, and a bound on each queue beyond
 # which a new job is refused with "busy, try again in N s".
-GRADER_RATE_LIMIT_PER_MIN: int = env.int("GRADER_RATE_LIMIT_PER_MIN", default=30)
+GRADER_RATE_LIMIT_PER_MIN: int = env_int("GRADER_RATE_LIMIT_PER_MIN", 30, minimum=1)
 # The bound derives from the longest wait we accept: slots x wait / job time
 # (the load test measured ~8-10 s a job on two busy cores). A bound of "a few
 # hundred" never fired and learners waited minutes instead of hearing "busy".
-GRADER_MAX_WAIT_S: int = env.int("GRADER_MAX_WAIT_S", default=90)
-GRADER_SECONDS_PER_JOB_ESTIMATE: float = env.float("GRADER_SECONDS_PER_JOB_ESTIMATE", default=8.0)
-GRADER_WORKER_SLOTS: int = env.int("GRADER_WORKER_SLOTS", default=2)
-GRADER_MAX_QUEUED: int = env.int(
-    "GRADER_MAX_QUEUED", default=max(1, int(GRADER_WORKER_SLOTS * GRADER_MAX_WAIT_S / GRADER_SECONDS_PER_JOB_ESTIMATE))
+GRADER_MAX_WAIT_S: int = env_int("GRADER_MAX_WAIT_S", 90, minimum=1)
+GRADER_SECONDS_PER_JOB_ESTIMATE: float = env_float("GRADER_SECONDS_PER_JOB_ESTIMATE", 8.0, minimum=0.1)
+GRADER_WORKER_SLOTS: int = env_int("GRADER_WORKER_SLOTS", 2, minimum=1)
+GRADER_MAX_QUEUED: int = env_int(
+    "GRADER_MAX_QUEUED", max(1, int(GRADER_WORKER_SLOTS * GRADER_MAX_WAIT_S / GRADER_SECONDS_PER_JOB_ESTIMATE)), minimum=1
 )
-GRADER_MAX_CODE_BYTES: int = env.int("GRADER_MAX_CODE_BYTES", default=64 * 1024)
+# Jobs (Runs and Submits) one learner may have queued or running at once,
+# across all rungs: a few accounts cannot fill the queue for everyone.
+GRADER_MAX_JOBS_IN_FLIGHT: int = env_int("GRADER_MAX_JOBS_IN_FLIGHT", 3, minimum=1)
+GRADER_MAX_CODE_BYTES: int = env_int("GRADER_MAX_CODE_BYTES", 64 * 1024, minimum=1)
 
 # Live-update streams (server-sent events) one web process holds open at
 # once; each holds a thread, so keep this well under the thread count.
-LIVE_STREAMS_PER_PROCESS: int = env.int("LIVE_STREAMS_PER_PROCESS", default=8)
+LIVE_STREAMS_PER_PROCESS: int = env_int("LIVE_STREAMS_PER_PROCESS", 8, minimum=1)
 
 # --- Sandbox ---------------------------------------------------------------
-# Empty means: the image built from this checkout (sandbox.build.image_tag()).
-SANDBOX_IMAGE: str = env.str("SANDBOX_IMAGE", default="")
-SANDBOX_GPU_ENABLED: bool = env.bool("SANDBOX_GPU_ENABLED", default=False)
+# Empty means: the image built from this checkout (sandbox.image.tag.image_tag(),
+# a hash of files). Never built at runtime: `manage.py check --deploy` and a
+# worker's start-up fail when it is missing (grader/checks.py).
+SANDBOX_IMAGE: str = env_str("SANDBOX_IMAGE", "")
+SANDBOX_GPU_ENABLED: bool = env_bool("SANDBOX_GPU_ENABLED", False)
 # Pre-started containers each grading process keeps warm (torch and pytest
 # already imported), each used for exactly one job; 0 starts every job cold.
 # Two, because one takes ~3 s of CPU to warm up: a learner pressing Run again
 # within that time would otherwise find it still importing (bench/results.json).
-SANDBOX_POOL_SIZE: int = env.int("SANDBOX_POOL_SIZE", default=2)
+SANDBOX_POOL_SIZE: int = env_int("SANDBOX_POOL_SIZE", 2, minimum=0)
+# The Docker runtime of sandbox containers: "" for Docker's default (runc),
+# or "runsc" for gVisor (docs/security.md says when to choose it).
+SANDBOX_RUNTIME: str = env_str("SANDBOX_RUNTIME", "")
+if SANDBOX_RUNTIME not in ("", "runc", "runsc"):
+    raise ImproperlyConfigured(f"SANDBOX_RUNTIME must be empty, 'runc' or 'runsc', not {SANDBOX_RUNTIME!r}")
 
 # --- Authoring: the mutation gate -------------------------------------------
 # Publishing a rung is refused while its hidden tests kill less than this
 # share of the reference's mutants (killed / (mutants - equivalent)); see
 # exercises/mutation.py and docs/authoring.md.
-MUTATION_MIN_SCORE: float = env.float("MUTATION_MIN_SCORE", default=0.9)
-if not 0.0 <= MUTATION_MIN_SCORE <= 1.0:
-    raise ImproperlyConfigured(f"MUTATION_MIN_SCORE must lie between 0 and 1, got {MUTATION_MIN_SCORE}")
+MUTATION_MIN_SCORE: float = env_float("MUTATION_MIN_SCORE", 0.9, minimum=0.0)
+if MUTATION_MIN_SCORE > 1.0:
+    raise ImproperlyConfigured(f"MUTATION_MIN_SCORE={MUTATION_MIN_SCORE:g} is not valid: expected a share between 0 and 1")
 
 # --- Celery / Redis --------------------------------------------------------
-REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6390/0")
+REDIS_URL: str = env_url("REDIS_URL", "redis://127.0.0.1:6390/0", schemes=("redis", "rediss", "unix"))
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEOUT_S}
 CELERY_TASK_ACKS_LATE = True
@@ -223,12 +240,12 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": "maintenance", "expires": GRADER_SWEEP_EVERY_S},
     },
 }
-CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_ALWAYS_EAGER: bool = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

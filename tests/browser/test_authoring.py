@@ -36,7 +36,8 @@ INSTRUCTIONS = "# Add two numbers\n\nWrite `add(a, b)` returning $a + b$ for any
 
 @pytest.fixture
 def browser(monkeypatch: Any) -> Any:
-    playwright_api = pytest.importorskip("playwright.sync_api")
+    # A dev dependency, always installed: a missing one is a failure, not a skip.
+    from playwright import sync_api as playwright_api
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

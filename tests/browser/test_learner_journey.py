@@ -40,7 +40,8 @@ def shots() -> Path:
 
 @pytest.fixture
 def browser(monkeypatch: Any) -> Any:
-    playwright_api = pytest.importorskip("playwright.sync_api")
+    # A dev dependency, always installed: a missing one is a failure, not a skip.
+    from playwright import sync_api as playwright_api
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     # Playwright's sync API runs an event loop in this thread; the ORM calls

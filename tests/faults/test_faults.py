@@ -101,3 +101,61 @@ def test_the_web_app_keeps_answering_while_no_worker_runs(kv, learner, client, r
     assert response.status_code == 202
     state = client.get(response.json()["state_url"]).json()
     assert state["status"] == "queued" and state["queue_position"] == 1
+
+
+def test_a_worker_killed_mid_rejudge_finishes_the_rejudge_when_back(kv, learner, admin_user, worker_factory):
+    from grader import rejudge
+    from grader.models import Rejudge, RejudgeResult
+
+    version = kv.current_version
+    graded = Submission.objects.create(
+        user=learner, rung=kv, rung_version=version, kind=Kind.SUBMIT, code=REFERENCE, status=Status.DONE, outcome=Outcome.FAILED, seed=7
+    )
+    worker = worker_factory(name="rejudger@test").start()
+    batch = rejudge.start_rejudge(Submission.objects.filter(pk=graded.pk), target=Rejudge.Target.ORIGINAL, user=admin_user)
+    result = batch.results.get()
+
+    def status() -> str:
+        return str(RejudgeResult.objects.values_list("status", flat=True).get(pk=result.pk))
+
+    wait_for(lambda: status() == Status.RUNNING, 60, "the rejudge to start", worker.log)
+    worker.kill()
+    time.sleep(1)
+    assert status() == Status.RUNNING  # nobody finished it
+
+    worker.start()  # the same worker name comes back and recovers its claim
+    wait_for(lambda: status() == Status.DONE, 180, "the rejudge to finish", worker.log)
+    result.refresh_from_db()
+    assert (result.new_outcome, result.attempts) == (Outcome.PASSED, 2)
+    assert rejudge.rejudge_state(batch)["changed"] == [result]
+    # A late redelivery of the original message finds nothing to claim.
+    assert rejudge.rejudge_one(result.pk) is None
+
+
+def test_a_worker_killed_mid_check_finishes_the_check_when_back(catalog, admin_user, worker_factory):
+    from authoring import services as authoring_services
+    from authoring.models import RungCheck
+    from exercises.models import Module
+
+    draft = authoring_services.draft_from_version(Module.objects.get(slug="inference-and-serving"), Rung.objects.get(slug="kv-cache-size"))
+    draft.save()
+    worker = worker_factory(name="checker@test").start()
+    check = authoring_services.request_check(draft, admin_user)
+
+    def status() -> str:
+        return str(RungCheck.objects.values_list("status", flat=True).get(pk=check.pk))
+
+    wait_for(lambda: status() == Status.RUNNING, 60, "the Check to start", worker.log)
+    time.sleep(2)  # well into its sandbox jobs
+    worker.kill()
+    time.sleep(1)
+    assert status() == Status.RUNNING
+
+    worker.start()
+    wait_for(lambda: status() == Status.DONE, 400, "the Check to finish", worker.log)
+    check.refresh_from_db()
+    # Finished by the worker's second life, with every fact stated (whether the
+    # sandbox proved them on a loaded machine is test_check_real_stack's concern).
+    assert check.attempts == 2 and check.error == ""
+    assert "the reference passes every hidden test" in {fact["claim"] for fact in check.facts}
+    assert authoring_services.run_check(check.pk) is None

@@ -11,6 +11,7 @@ from typing import Any
 import docker
 import pytest
 
+from sandbox.container import SECCOMP_PROFILE
 from sandbox.jobs import Job, Limits
 from sandbox.runner import LABEL, container_options
 from tests.security.support import REFERENCE, Sandbox
@@ -96,8 +97,12 @@ def test_every_limit_reaches_the_container(sandbox: Sandbox) -> None:
     assert host["ShmSize"] == 23 * 2**20
     assert not host.get("Binds") and not host.get("Mounts") and not info.get("Mounts")
     assert host["CapDrop"] == ["ALL"]
-    assert sorted(cap.removeprefix("CAP_") for cap in host["CapAdd"]) == ["CHOWN", "SETGID", "SETUID"]
-    assert host["SecurityOpt"] == ["no-new-privileges"]
+    # SYS_RESOURCE only where the engine can grant it (it sets the learner's oom floor).
+    expected_caps = ["CHOWN", "SETGID", "SETUID", *(["SYS_RESOURCE"] if sandbox.runner._oom_floor else [])]
+    assert sorted(cap.removeprefix("CAP_") for cap in host["CapAdd"]) == sorted(expected_caps)
+    assert host["SecurityOpt"][0] == "no-new-privileges"
+    assert len(host["SecurityOpt"]) == 2 and host["SecurityOpt"][1].startswith("seccomp=")
+    assert json.loads(host["SecurityOpt"][1].removeprefix("seccomp=")) == json.loads(SECCOMP_PROFILE.read_text())
     assert host["PidsLimit"] == 77
     assert host["Memory"] == 448 * 2**20
     assert host["MemorySwap"] == 448 * 2**20  # swap = memory: no swap at all

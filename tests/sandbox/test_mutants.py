@@ -1,6 +1,7 @@
 """The harness's batch mode: many mutants of a reference in one container,
 each graded as a Submit; a mutant that loops, hangs or eats memory is killed,
-never an infrastructure error, and the rest still get graded."""
+never an infrastructure error, and the rest still get graded in the same
+container."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ MUTANTS = {
     "survives": REFERENCE.replace("result += i", "result = result + i"),
     "off-by-one": REFERENCE.replace("return result", "return result + 1"),
     "loops-forever": REFERENCE.replace("    return result", "    while n >= 0:\n        result += 1\n    return result"),
-    "eats-memory": REFERENCE.replace("    return result", "    hog = []\n    while True:\n        hog.append(bytearray(2**24))"),
+    "eats-memory": REFERENCE.replace("    return result", "    hog = []\n    while True:\n        hog.append(bytearray(2**28))"),
     "hangs-on-import": REFERENCE + "\nimport time\ntime.sleep(3600)\n",
     "raises": REFERENCE.replace("return result", "return result // (n - n)"),
     "graded-after-the-hang": REFERENCE.replace("range(n)", "range(n - 1)"),
@@ -55,18 +56,21 @@ def test_a_batch_kills_every_wrong_mutant_and_survives_the_ones_that_hang_or_eat
     run = run_mutants(runner, batch)
     assert not run.error, run
     outcomes = {verdict.id: verdict.outcome for verdict in run.verdicts}
+    # Out of memory: the OOM killer, or, on an engine that cannot floor the
+    # harness's oom_score_adj, a learner stuck reclaiming until the wall clock.
+    assert outcomes.pop("eats-memory") in ("memory_limit", "timeout"), run.verdicts
     assert outcomes == {
         "survives": "passed",
         "off-by-one": "failed",
         "loops-forever": "timeout",  # its own CPU limit ended it
-        "eats-memory": "memory_limit",
-        "hangs-on-import": "timeout",  # the wall clock: its container stops after it
+        "hangs-on-import": "timeout",  # the wall clock; the launcher then kills it and starts a new server
         "raises": "failed",
         "graded-after-the-hang": "failed",
     }, run.verdicts
     assert [verdict.killed for verdict in run.verdicts].count(False) == 1
-    # One container for all, and one more after the mutant that hung before its CPU limit was armed.
-    assert run.containers == 2, run
+    assert "used more than its CPU time limit" in next(v.detail for v in run.verdicts if v.id == "loops-forever")
+    # One container for all of them: a hung learner is killed by the launcher, not by a new container.
+    assert run.containers == 1, run
     assert all("per-test CPU limits" in note for note in run.notes), run.notes
 
 

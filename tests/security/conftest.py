@@ -17,6 +17,19 @@ def sandbox(sandbox_image: str) -> Iterator[Sandbox]:
     shared.runner.close()
 
 
+@pytest.fixture(scope="session")
+def gvisor_sandbox(sandbox_image: str) -> Iterator[Sandbox]:
+    """The same runner under gVisor (``SANDBOX_RUNTIME=runsc``)."""
+    import docker
+
+    runtimes = docker.from_env().info().get("Runtimes") or {}
+    if "runsc" not in runtimes:
+        pytest.fail("Docker has no runsc runtime: scripts/ensure-docker.sh installs and registers gVisor")
+    shared = Sandbox(sandbox_image, runtime="runsc")
+    yield shared
+    shared.runner.close()
+
+
 @pytest.fixture
 def kv_rung(db: Any, tmp_path: Path) -> Any:
     """The KV-cache rung alone in the database, with the attack suite's small limits.

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.jobs import job_for
 from exercises.models import Rung
-from grader.services import default_runner
+from exercises.runners import sandbox_image
+from sandbox.runner import SandboxRunner
 
 
 class Command(BaseCommand):
@@ -30,7 +33,13 @@ class Command(BaseCommand):
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{path}: {exc}") from exc
         kind = "submit" if options["hidden"] else "run"
-        result = default_runner().run(job_for(rung.current_version, kind, code))
+        # Its own runner, with no pre-started containers: a one-off command
+        # leaves nothing running behind it.
+        runner = SandboxRunner(sandbox_image(), gpu_enabled=settings.SANDBOX_GPU_ENABLED, runtime=settings.SANDBOX_RUNTIME)
+        try:
+            result = runner.run(job_for(rung.current_version, kind, code, seed=secrets.randbelow(2**31)))
+        finally:
+            runner.close()
         tests = [{"name": test.name, "outcome": test.outcome, "message": test.message} for test in result.tests]
         if options["json"]:
             self.stdout.write(json.dumps({"outcome": result.outcome, "message": result.message, "tests": tests}, indent=2))

@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.exceptions import CatalogError
 from exercises.loader import read_catalog
+from exercises.runners import default_runner
 from exercises.validation import RungReport, RungSource, validate_rung
-from grader.services import default_runner
 
 
 class Command(BaseCommand):

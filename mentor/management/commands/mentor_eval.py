@@ -15,7 +15,7 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.models import Module
-from mentor import services
+from mentor import search, services
 from mentor.constants import TOP_K
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "eval_questions.yaml"
@@ -27,13 +27,13 @@ def matches(key: str, expected: list[str]) -> bool:
 
 
 def evaluate(module: Module, questions: list[dict[str, Any]]) -> dict[str, Any]:
-    services.ensure_index(module)
+    search.ensure_index(module)
     top3 = top1 = 0
     times: list[float] = []
     misses = []
     for item in questions:
         started = time.perf_counter()
-        hits = services.search(module, item["q"], limit=TOP_K)
+        hits = search.search(module, item["q"], limit=TOP_K)
         services.passages_answer(hits)
         times.append((time.perf_counter() - started) * 1000)
         keys = [hit.passage.key for hit in hits]

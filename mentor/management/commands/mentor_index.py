@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.models import Module
-from mentor import services
+from mentor import search
 
 
 class Command(BaseCommand):
@@ -23,5 +23,5 @@ class Command(BaseCommand):
             module = Module.objects.filter(slug=options["module"]).first()
             if module is None:
                 raise CommandError(f"no module {options['module']!r}")
-        for slug, count in services.rebuild_index(module).items():
+        for slug, count in search.rebuild_index(module).items():
             self.stdout.write(f"{slug}: {count} passages")

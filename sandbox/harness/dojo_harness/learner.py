@@ -4,11 +4,13 @@ A small fork server. It imports torch once, then for each session the
 harness asks for, forks a child that executes the submitted source as the
 module ``solution`` and answers calls until told to end. A fresh child per
 session gives each isolated test a clean interpreter without paying for the
-torch import again. After each child ends, the server tells the harness how.
+torch import again. After each child ends, the server kills whatever the
+child left running, deletes its files, and tells the harness how it ended.
 """
 
 from __future__ import annotations
 
+import ctypes
 import linecache
 import os
 import socket
@@ -18,12 +20,14 @@ import types
 from typing import Any
 
 from .protocol import ChannelClosed, decode_value, encode_value, recv_message, send_message
+from .scrub import scrub
 
 SOLUTION_PATH = "/work/learner/solution.py"
 MAX_TEXT = 8000
+PR_SET_DUMPABLE = 4
 
 
-def _warm_imports() -> None:
+def warm_imports() -> None:
     try:
         import numpy  # noqa: F401
         import torch  # noqa: F401
@@ -110,10 +114,13 @@ def _flush() -> None:
             pass
 
 
-def _run_child(sock: socket.socket, source: str) -> None:
+def _run_child(sock: socket.socket) -> None:
     session = _Session(sock)
+    message = recv_message(sock)
+    if message.get("op") != "load":
+        return
     try:
-        session.load(source)
+        session.load(str(message.get("source", "")))
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import is an error too
         _flush()
         send_message(sock, {"ok": False, "exc": _exception_info(exc)})
@@ -123,44 +130,59 @@ def _run_child(sock: socket.socket, source: str) -> None:
     session.serve()
 
 
-def serve(sock: socket.socket) -> None:
-    """Fork a child per session request; report each child's end."""
-    _warm_imports()
+def _set_not_dumpable() -> None:
+    """Keep this server's memory and descriptors out of its children's reach.
+
+    A non-dumpable process cannot be ptraced, nor its fds taken with
+    pidfd_getfd, by another process of the same uid: a learner child cannot
+    reach the control channel through its parent.
+    """
     try:
-        # The learner, not the harness, is the one to kill when memory runs out.
-        with open("/proc/self/oom_score_adj", "w") as handle:
-            handle.write("1000")
-    except OSError:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - Linux always has prctl
         pass
+
+
+def serve(control: socket.socket) -> None:
+    """Fork a child per session request; after each, scrub and report its end.
+
+    The harness sends, on the control channel, one byte carrying the
+    learner end of a fresh socketpair for each session. The child closes the
+    control channel before any learner code runs, so only this server can
+    write ``child_exit`` there. After the child ends, every other process of
+    the learner uid is killed and its files are deleted, so the next session
+    starts from nothing the previous one left.
+    """
+    _set_not_dumpable()
     while True:
         try:
-            message = recv_message(sock)
-        except ChannelClosed:
+            _, fds, _, _ = socket.recv_fds(control, 1, 1)
+        except OSError:
             return
-        if message.get("op") != "session":
-            continue
-        source = str(message.get("source", ""))
+        if not fds:
+            return  # the harness closed the channel
+        session_sock = socket.socket(fileno=fds[0])
+        for extra in fds[1:]:
+            os.close(extra)
         pid = os.fork()
         if pid == 0:
+            control.close()
             try:
-                _run_child(sock, source)
+                _run_child(session_sock)
             except ChannelClosed:
                 pass
             finally:
                 _flush()
                 os._exit(0)
+        session_sock.close()
         _, status = os.waitpid(pid, 0)
-        send_message(
-            sock,
-            {
-                "op": "child_exit",
-                "exitcode": os.waitstatus_to_exitcode(status),
-            },
-        )
+        scrub()
+        send_message(control, {"op": "child_exit", "exitcode": os.waitstatus_to_exitcode(status)})
 
 
-def main(argv: list[str]) -> None:
-    sock = socket.socket(fileno=int(argv[1]))
+def main(control: socket.socket) -> None:
+    """Run as a fork of the launcher that has just become the learner uid."""
     os.chdir("/work/learner")
     sys.path.insert(0, "/work/learner")
-    serve(sock)
+    serve(control)

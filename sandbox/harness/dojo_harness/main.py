@@ -1,15 +1,21 @@
 """The harness's main program: PID 1's child in the sandbox container.
 
 Order matters, and is the security argument:
-1. As root, start the learner fork server under the learner uid, with its
-   stdout/stderr on pipes this process drains (and caps).
-2. Import pytest and torch (so a pre-started container is warm), then read
-   the job from stdin: the nonce, the tests, the learner's source. Nothing of
-   it is on a command line or in the environment.
+1. As root, import pytest and torch (so a pre-started container is warm),
+   then fork the launcher (``launcher``), which shares those imports and
+   keeps root's power to start and kill learner processes; it starts the
+   first learner fork server under the learner uid, with its stdout/stderr
+   on pipes this process drains (and caps), and hands back the server's
+   control channel.
+2. Read the job from stdin: the nonce, the tests, the learner's source.
+   Nothing of it is on a command line or in the environment.
 3. Write the tests into a folder only the harness uid can read, drop to the
-   harness uid (which clears every capability) and run pytest.
+   harness uid (which clears every capability) and run pytest. A Submit runs
+   again, each test in a fresh learner process, under a new fork server that
+   the launcher starts after killing every learner process and file.
 4. Print events, each tagged with the nonce, on stdout: the host reads them
-   through the Docker API and accepts nothing without the nonce.
+   through the Docker API and accepts nothing without the nonce. Whatever
+   happens after the job arrives, a report is printed.
 """
 
 from __future__ import annotations
@@ -19,12 +25,16 @@ import os
 import select
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from .launcher import LauncherClient, fork_launcher
+
+if TYPE_CHECKING:
+    from .rerun import RerunVerdict
 
 HARNESS_UID = 1001
 LEARNER_UID = 1002
@@ -33,6 +43,7 @@ TEST_DIR = WORK / "harness" / "tests"
 LEARNER_DIR = WORK / "learner"
 MAX_PAYLOAD = 8 * 1024 * 1024
 STORED_OUTPUT = 64 * 1024
+HARNESS_OOM_SCORE_ADJ = -900
 LEARNER_ENV = {
     "PATH": "/opt/venv/bin:/usr/bin:/bin",
     "HOME": "/work/learner",
@@ -128,23 +139,14 @@ def _prepare_dirs() -> None:
     os.chown(LEARNER_DIR, LEARNER_UID, LEARNER_UID)
 
 
-def _start_learner() -> tuple[socket.socket, subprocess.Popen[bytes]]:
-    harness_end, learner_end = socket.socketpair()
-    process = subprocess.Popen(
-        [sys.executable, "-I", "-B", "/opt/harness/learner_entry.py", str(learner_end.fileno())],
-        pass_fds=[learner_end.fileno()],
-        user=LEARNER_UID,
-        group=LEARNER_UID,
-        extra_groups=[],
-        cwd="/",  # root has no CAP_DAC_OVERRIDE here: the learner chdirs itself
-        env=LEARNER_ENV,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    learner_end.close()
-    return harness_end, process
+def _set_own_oom_score(value: int) -> None:
+    # As root with CAP_SYS_RESOURCE: the harness and the launcher are the
+    # last the kernel picks on memory pressure, the learner (1000) the first.
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(value))
+    except OSError:
+        pass
 
 
 def _drop_privileges() -> None:
@@ -193,16 +195,30 @@ def main() -> int:
     os.dup2(2, 1)
     os.umask(0o077)
     _prepare_dirs()
-    harness_sock, learner = _start_learner()
-    flood = threading.Event()
+    _set_own_oom_score(HARNESS_OOM_SCORE_ADJ)
     # Heavy imports before the job arrives: a pre-started container is warm.
+    import numpy  # noqa: F401
     import pytest  # noqa: F401
     import torch  # noqa: F401
 
-    from .plugin import HarnessPlugin, RunState, TestRecord, merge_fresh, run_tests
-    from .proxy import Channel, ChannelBroken, ServerDied
-
     _warm_pytest()
+    # Then the launcher is forked, before any thread starts and before the
+    # job arrives: it keeps root's power to start and kill learner processes
+    # after this process has dropped it, and it (with every fork server it
+    # starts) shares these imports instead of paying for its own. The
+    # learner's output goes to pipes drained here.
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+
+    def close_in_launcher() -> None:
+        report_stream.close()
+        os.close(out_read)
+        os.close(err_read)
+
+    launcher = fork_launcher(LEARNER_UID, LEARNER_ENV, out_write, err_write, close_in_launcher)
+    os.close(out_write)
+    os.close(err_write)
+    control = launcher.start()
 
     # A pre-started (pooled) container that no job comes for ends by itself.
     idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
@@ -212,57 +228,88 @@ def main() -> int:
     if len(raw_payload) > MAX_PAYLOAD:
         raise ValueError("job payload too large")
     payload = json.loads(raw_payload)
-    nonce = str(payload["nonce"])
-    emitter = Emitter(nonce, report_stream)
+    emitter = Emitter(str(payload["nonce"]), report_stream)
+    flood = threading.Event()
     limits = payload.get("limits", {})
     output_limit = int(limits.get("output_bytes", 1024 * 1024))
-    stdout_tap = OutputTap(learner.stdout, output_limit, flood)  # type: ignore[arg-type]
-    stderr_tap = OutputTap(learner.stderr, output_limit, flood)  # type: ignore[arg-type]
-    _write_tests(dict(payload["tests"]), str(payload.get("reference") or ""))
-    baseline_ooms = oom_kills()
-    _drop_privileges()
-    os.chdir(WORK / "harness")
-    # The tests' own helpers: ``import reference`` and ``grading.job_seed()``.
-    sys.path.insert(0, str(TEST_DIR))
-    os.environ["DOJO_SEED"] = str(int(payload.get("seed") or 0))
+    taps = (
+        OutputTap(os.fdopen(out_read, "rb"), output_limit, flood),
+        OutputTap(os.fdopen(err_read, "rb"), output_limit, flood),
+    )
+    try:
+        _write_tests(dict(payload["tests"]), str(payload.get("reference") or ""))
+        baseline_ooms = oom_kills()
+        _drop_privileges()
+        os.chdir(WORK / "harness")
+        # The tests' own helpers: ``import reference`` and ``grading.job_seed()``.
+        sys.path.insert(0, str(TEST_DIR))
+        os.environ["DOJO_SEED"] = str(int(payload.get("seed") or 0))
+        report = _grade(payload, emitter, launcher, control, flood, taps, baseline_ooms, started)
+    except MemoryError:
+        report = {"outcome": "memory_limit", "message": "Your code's results took more memory than the grader allows."}
+    except Exception as exc:  # noqa: BLE001 - whatever broke, the host gets a report
+        report = {"outcome": "infra_error", "message": f"The grader failed: {type(exc).__name__}: {exc}"[:2000], "error_code": "harness_crashed"}
+    emitter.emit("report", **report)
+    return 0
+
+
+def _grade(
+    payload: dict[str, Any],
+    emitter: Emitter,
+    launcher: LauncherClient,
+    control: socket.socket,
+    flood: threading.Event,
+    taps: tuple[OutputTap, OutputTap],
+    baseline_ooms: int,
+    started: float,
+) -> dict[str, Any]:
+    """Run the tests (twice for a Submit), and return the report's fields."""
+    from .plugin import HarnessPlugin, RunState, TestRecord, run_tests
+    from .proxy import Channel, ServerDied
+    from .rerun import judge_rerun
 
     run_started = time.monotonic()
     emitter.emit("started", setup_s=round(run_started - started, 3))
     if payload.get("mode") == "mutants":  # a batch of the reference's mutants, not a learner's job
         from .mutants import run_batch
 
-        return run_batch(payload, emitter, harness_sock, learner, flood, (stdout_tap, stderr_tap))
+        return run_batch(payload, emitter, launcher, control, flood, taps)
+    limits = payload.get("limits", {})
     time_s = float(limits.get("time_s", 30))
+    output_limit = int(limits.get("output_bytes", 1024 * 1024))
     source = str(payload["source"])
+    is_run = payload.get("mode") == "run"
 
     def stop() -> str | None:
         return "output flood" if flood.is_set() else None
 
     def on_test(record: TestRecord) -> None:
-        emitter.emit("test", name=record.name, outcome=record.outcome, duration_s=round(record.duration_s, 4), message=record.message if payload.get("mode") == "run" else "")
+        emitter.emit("test", name=record.name, outcome=record.outcome, duration_s=round(record.duration_s, 4), message=record.message if is_run else "")
 
-    def check_server(state: RunState) -> None:
+    def check_server(state: RunState, channel: Channel) -> None:
         # A learner that kills its fork server (os.kill(os.getppid(), 9)) may
         # still answer every call from its orphaned child: the run must not
         # count as passed, and nothing after it can be trusted.
-        if state.learner_died is None and learner.poll() is not None:
-            state.learner_died = ServerDied(learner.returncode)
+        if state.learner_died is None and not channel.server_alive():
+            state.learner_died = ServerDied(None)
 
-    channel = Channel(harness_sock, deadline=run_started + time_s, abort=flood)
+    channel = Channel(control, deadline=run_started + time_s, abort=flood)
     shared = run_tests(str(TEST_DIR), HarnessPlugin(channel, source, fresh=False, stop=stop, on_test=on_test))
-    check_server(shared)
-    leaky: list[str] = []
+    check_server(shared, channel)
+    calls = channel.calls
+    rerun: RerunVerdict | None = None
     fatal = shared.timed_out or flood.is_set() or shared.learner_died is not None or shared.import_error is not None
     if payload.get("isolate") and not fatal and not shared.collect_errors:
-        # Re-run every test in a fresh learner process, with its own budget:
-        # a test whose result changes depends on state kept between calls.
-        fresh_channel = Channel(harness_sock, deadline=time.monotonic() + time_s, abort=flood)
+        # Re-run every test in a fresh learner process, with its own budget,
+        # after killing everything the first run left and under a new fork
+        # server on a new channel: a test whose result changes depends on
+        # state kept between calls.
+        control.close()
+        fresh_channel = Channel(launcher.reset(), deadline=time.monotonic() + time_s, abort=flood)
         fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop))
-        check_server(fresh)
-        if isinstance(fresh.learner_died, ServerDied | ChannelBroken):
-            shared.learner_died = fresh.learner_died
-        elif not fresh.timed_out:
-            leaky = merge_fresh(shared.tests, fresh.tests)
+        check_server(fresh, fresh_channel)
+        calls += fresh_channel.calls
+        rerun = judge_rerun(shared, fresh, time_s)
     run_s = time.monotonic() - run_started
     time.sleep(0.05)  # let the taps drain what the learner printed last
 
@@ -281,21 +328,23 @@ def main() -> int:
         outcome, message = "error", str(shared.learner_died)
     elif shared.collect_errors or not tests:
         outcome, message = "infra_error", "The tests could not be collected: " + "; ".join(shared.collect_errors)[:2000]
+    elif rerun is not None and rerun.outcome is not None:
+        outcome, message = rerun.outcome, rerun.message
     elif all(record.outcome == "passed" for record in tests):
         outcome = "passed"
     else:
         outcome = "failed"
-    show_output = bool(payload.get("show_output"))
-    emitter.emit(
-        "report",
-        outcome=outcome,
-        message=message[:4000],
-        tests=[record.__dict__ for record in tests],
-        state_leaks=leaky,
-        stdout=stdout_tap.text() if show_output else "",
-        stderr=stderr_tap.text() if show_output else "",
-        output_bytes=stdout_tap.total + stderr_tap.total,
-        peak_memory_bytes=peak_memory(),
-        run_s=round(run_s, 3),
-    )
-    return 0
+    stdout_tap, stderr_tap = taps
+    return {
+        "outcome": outcome,
+        "message": message[:4000],
+        "tests": [record.__dict__ for record in tests],
+        "state_leaks": rerun.leaky if rerun is not None else [],
+        "stdout": stdout_tap.text() if payload.get("show_output") else "",
+        "stderr": stderr_tap.text() if payload.get("show_output") else "",
+        "output_bytes": stdout_tap.total + stderr_tap.total,
+        "peak_memory_bytes": peak_memory(),
+        "run_s": round(run_s, 3),
+        "hidden_calls": calls,
+        "rerun_failure": rerun.failure if rerun is not None and outcome == rerun.outcome else "",
+    }

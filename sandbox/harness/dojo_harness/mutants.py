@@ -23,22 +23,21 @@ One ``test`` event per mutant: ``name`` is the mutant's id, ``outcome`` is
 ``message`` starts with the job outcome a learner would have got (``failed:``,
 ``timeout:``, ``memory_limit:``...).
 
-This unprivileged process cannot end a busy learner process, so each
-mutant ends itself: a trailer appended to its source (after every line of
-the mutant, so none moves) arms a CPU-time alarm whose default action ends
-the process, even inside C code. The fork server reports that end and the
-next mutant goes on in the same container. When a test runs out of wall
-time instead (a mutant that hangs without computing, or one stuck while
-being imported, before the trailer ran), the harness waits for the alarm;
-if the process does not end, the batch stops there (report outcome
-``timeout``) and the host starts a fresh container for the rest.
+A mutant that loops ends itself: a trailer appended to its source (after
+every line of the mutant, so none moves) starts a thread that ends the
+process once it has used its CPU-time limit; the fork server reports that
+end and the next mutant goes on. When a test runs out of wall time instead
+(a mutant that hangs without computing, or one stuck while being imported,
+before the trailer ran), or the fork server is gone, the launcher kills
+every learner process and starts a new server, as before a Submit's re-run.
+Only when the launcher cannot does the batch stop there (report outcome
+``error``): the host then starts a fresh container for the rest.
 """
 
 from __future__ import annotations
 
 import gc
-import signal
-import subprocess
+import socket
 import sys
 import threading
 import time
@@ -48,21 +47,38 @@ from typing import Any
 
 import pytest
 
+from .launcher import LauncherClient
 from .main import TEST_DIR, Emitter, OutputTap, oom_kills
 from .plugin import HarnessPlugin, RunState, run_tests
 from .proxy import Channel, ChannelBroken, LearnerDied, ServerDied
 
 MAX_MUTANTS = 5000
 MAX_DETAIL = 1000
-# Appended to every mutant: after that much CPU time, SIGPROF's default action ends the process.
+# Appended to every mutant: a thread that ends the process once it has used
+# that much CPU time. (An ITIMER_PROF alarm would be simpler, but this
+# kernel does not deliver it.) A loop in C that holds the GIL starves the
+# thread: the test's wall-clock limit and the launcher catch that one.
 SELF_LIMIT = """
 
-import signal as _dojo_signal  # appended by the grader: a mutant that loops forever ends itself
+def _dojo_cpu_limit(seconds):  # appended by the grader: a mutant that loops forever ends itself
+    import os, threading, time
 
-_dojo_signal.signal(_dojo_signal.SIGPROF, _dojo_signal.SIG_DFL)
-_dojo_signal.setitimer(_dojo_signal.ITIMER_PROF, {seconds!r})
+    deadline = time.process_time() + seconds
+
+    def watch():
+        while time.process_time() < deadline:
+            time.sleep(0.05)
+        os._exit(124)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+_dojo_cpu_limit({seconds!r})
 """
-CPU_LIMIT_EXIT = -signal.SIGPROF
+CPU_LIMIT_EXIT = 124
+# Each test's wall-clock limit: this many times its time with the reference, at least WALL_FLOOR_S.
+WALL_FACTOR = 20.0
+WALL_FLOOR_S = 5.0
 # A run stops at the first failing test (one is enough to kill a mutant), and
 # prints no tracebacks: nobody reads them, and formatting them costs time.
 PYTEST_ARGS = ["-x", "--tb=no"]
@@ -71,17 +87,18 @@ PYTEST_ARGS = ["-x", "--tb=no"]
 class _PerTest:
     """A pytest plugin: each test gets the wall deadline and, with a process per test, its own CPU limit; times each test."""
 
-    def __init__(self, plugin: HarnessPlugin, source: str, limits: dict[str, float], default_s: float, fresh: bool) -> None:
+    def __init__(self, plugin: HarnessPlugin, source: str, limits: dict[str, float], walls: dict[str, float], default_s: float, fresh: bool) -> None:
         self.plugin = plugin
         self.source = source
         self.limits = limits
+        self.walls = walls
         self.default_s = default_s
         self.fresh = fresh
         self.durations: dict[str, float] = {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
-        self.plugin.channel.deadline = time.monotonic() + self.default_s
+        self.plugin.channel.deadline = time.monotonic() + self.walls.get(item.name, self.default_s)
         if self.fresh:
             # This test's own learner process ends itself after this much CPU time.
             self.plugin.source = self.source + SELF_LIMIT.format(seconds=self.limits.get(item.name, self.default_s))
@@ -96,14 +113,16 @@ class _PerTest:
 
 
 class _Batch:
-    def __init__(self, sock: Any, learner: subprocess.Popen[bytes], flood: threading.Event, taps: tuple[OutputTap, ...], time_s: float) -> None:
-        self.sock = sock
-        self.learner = learner
+    def __init__(self, launcher: LauncherClient, control: socket.socket, flood: threading.Event, taps: tuple[OutputTap, ...], time_s: float) -> None:
+        self.launcher = launcher
+        self.control = control
         self.flood = flood
         self.taps = taps
         self.time_s = time_s
         # CPU seconds per test, from the reference's own runs (``calibrate``); else ``time_s``.
         self.limits: dict[str, float] = {}
+        # Wall-clock seconds per test, likewise.
+        self.walls: dict[str, float] = {}
         self.preloaded = set(sys.modules)
 
     def stop(self) -> str | None:
@@ -111,28 +130,27 @@ class _Batch:
 
     def run(self, source: str, *, fresh: bool) -> tuple[RunState, dict[str, float]]:
         """One run of the tests (shared process, or one per test); its state and each test's wall time."""
-        channel = Channel(self.sock, deadline=time.monotonic() + self.time_s, abort=self.flood)
+        channel = Channel(self.control, deadline=time.monotonic() + self.time_s, abort=self.flood)
         # The shared process serves every test: its CPU limit is all of theirs.
         total = sum(self.limits.values()) if self.limits else self.time_s
         plugin = HarnessPlugin(channel, source + SELF_LIMIT.format(seconds=total), fresh=fresh, stop=self.stop)
-        per_test = _PerTest(plugin, source, self.limits, self.time_s, fresh)
+        per_test = _PerTest(plugin, source, self.limits, self.walls, self.time_s, fresh)
         try:
             state = run_tests(str(TEST_DIR), plugin, PYTEST_ARGS, extra_plugins=[per_test])
         finally:
             self.forget_test_modules()
-        if state.learner_died is None and self.learner.poll() is not None:
-            state.learner_died = ServerDied(self.learner.returncode)
+        if state.learner_died is None and not channel.server_alive():
+            state.learner_died = ServerDied(None)
         return state, per_test.durations
 
-    def wait_for_child_exit(self) -> bool:
-        """After a wall-clock timeout: True once the busy learner child has ended (its CPU limit ended it)."""
-        channel = Channel(self.sock, deadline=time.monotonic() + self.time_s, abort=self.flood)
+    def reset(self) -> bool:
+        """Kill every learner process and start a new fork server; False when the launcher cannot."""
+        self.control.close()
         try:
-            while channel.recv().get("op") != "child_exit":
-                pass  # a late reply of the call that ran out of time
-        except Exception:  # noqa: BLE001 - no end in time, a dead server or junk: this learner cannot be reused
+            self.control = self.launcher.reset()
+        except Exception:  # noqa: BLE001 - no new server: this container cannot grade on
             return False
-        return self.learner.poll() is None
+        return True
 
     def forget_test_modules(self) -> None:
         """The next run imports the tests (and ``reference``) afresh, as a new job would."""
@@ -151,7 +169,8 @@ class _Batch:
             for name, seconds in durations.items():
                 slowest[name] = max(slowest.get(name, 0.0), seconds)
         self.limits = {name: round(min(self.time_s, max(floor, factor * seconds)), 2) for name, seconds in slowest.items()}
-        return f"per-test CPU limits {min(self.limits.values()):g}-{max(self.limits.values()):g} s"
+        self.walls = {name: round(min(self.time_s, max(WALL_FLOOR_S, WALL_FACTOR * seconds)), 2) for name, seconds in slowest.items()}
+        return f"per-test CPU limits {min(self.limits.values()):g}-{max(self.limits.values()):g} s, wall {min(self.walls.values()):g}-{max(self.walls.values()):g} s"
 
     def grade(self, source: str) -> tuple[str, str, bool]:
         """(outcome, detail, learner still usable) of one mutant.
@@ -174,7 +193,8 @@ class _Batch:
         failing = [r for r in sorted(state.tests.values(), key=lambda r: r.order) if r.outcome != "passed"]
         cpu_limit = isinstance(state.learner_died, LearnerDied) and state.learner_died.exitcode == CPU_LIMIT_EXIT
         if state.timed_out:
-            outcome, detail = "timeout", f"{failing[0].name if failing else 'a test'} did not finish within {self.time_s:g} s"
+            slow = failing[0].name if failing else ""
+            outcome, detail = "timeout", f"{slow or 'a test'} did not finish within {self.walls.get(slow, self.time_s):g} s"
         elif cpu_limit:
             outcome, detail = "timeout", f"{failing[0].name if failing else 'a test'} used more than its CPU time limit"
         elif self.flood.is_set():
@@ -192,10 +212,13 @@ class _Batch:
             outcome, detail = "failed", f"{failing[0].name} {failing[0].outcome} {where}"
         else:
             outcome, detail = "passed", ""
-        usable = not self.flood.is_set() and self.learner.poll() is None and not isinstance(state.learner_died, ChannelBroken)
-        if usable and state.timed_out:
-            usable = self.wait_for_child_exit()
+        # A learner process still busy, a server gone or junk on a channel: start over.
+        stale = state.timed_out or self.flood.is_set() or isinstance(state.learner_died, ServerDied | ChannelBroken) or not self.control_alive()
+        usable = self.reset() if stale else True
         return outcome, detail[:MAX_DETAIL], usable
+
+    def control_alive(self) -> bool:
+        return Channel(self.control, deadline=time.monotonic() + 1).server_alive()
 
     def _fatal(self, state: RunState) -> bool:
         return state.timed_out or self.flood.is_set() or state.learner_died is not None or state.import_error is not None
@@ -205,16 +228,16 @@ def _event_outcome(outcome: str) -> str:
     return {"passed": "passed", "failed": "failed", "timeout": "timeout"}.get(outcome, "error")
 
 
-def run_batch(payload: dict[str, Any], emitter: Emitter, sock: Any, learner: subprocess.Popen[bytes], flood: threading.Event,
-              taps: tuple[OutputTap, ...]) -> int:
-    """Grade ``payload["mutants"]`` ([{"id", "source"}]) in order; one ``test`` event each, then the report."""
+def run_batch(payload: dict[str, Any], emitter: Emitter, launcher: LauncherClient, control: socket.socket, flood: threading.Event,
+              taps: tuple[OutputTap, ...]) -> dict[str, Any]:
+    """Grade ``payload["mutants"]`` ([{"id", "source"}]) in order, one ``test`` event each; return the report's fields."""
     started = time.monotonic()
     # pytest collects garbage at the end of every run, over torch's whole
     # object graph: frozen, that costs a fifth (180 to 38 ms CPU a run).
     gc.freeze()
     time_s = float(dict(payload.get("limits") or {}).get("time_s", 10))
     mutants = list(payload.get("mutants") or [])[:MAX_MUTANTS]
-    batch = _Batch(sock, learner, flood, taps, time_s)
+    batch = _Batch(launcher, control, flood, taps, time_s)
     calibration = batch.calibrate(str(payload.get("reference") or ""), float(payload.get("time_factor") or 10), float(payload.get("min_time_s") or 1))
     graded = 0
     stopped = ""
@@ -227,12 +250,10 @@ def run_batch(payload: dict[str, Any], emitter: Emitter, sock: Any, learner: sub
         if not usable:
             stopped = outcome
             break
-    emitter.emit(
-        "report",
-        outcome="passed" if graded == len(mutants) else ("timeout" if stopped == "timeout" else "error"),
-        message=f"graded {graded} of {len(mutants)} mutants; {calibration}"
+    return {
+        "outcome": "passed" if graded == len(mutants) else "error",
+        "message": f"graded {graded} of {len(mutants)} mutants; {calibration}"
         + (f"; stopped after a mutant's {stopped}: a fresh container grades the rest" if stopped else ""),
-        tests=[],
-        run_s=round(time.monotonic() - started, 3),
-    )
-    return 0
+        "tests": [],
+        "run_s": round(time.monotonic() - started, 3),
+    }

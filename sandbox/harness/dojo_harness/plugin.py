@@ -158,35 +158,6 @@ def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None
     return plugin.state
 
 
-def rerun_note(shared: str, fresh: str) -> str:
-    if shared != "passed" and fresh == "passed":
-        return (
-            "This test passed when it ran on its own but failed after other tests had run: your code keeps "
-            "state between calls (a global, a mutable default argument, a class attribute). Make each call "
-            "depend only on its arguments."
-        )
-    return (
-        "This test passed only after other tests had run and failed on its own: your code relies on state "
-        "left by earlier calls (a global, a mutable default argument, a class attribute). Make each call "
-        "depend only on its arguments."
-    )
-
-
-def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> list[str]:
-    """Mark tests whose outcome depends on what ran before; return their names."""
-    leaky = []
-    for name, record in shared.items():
-        other = fresh.get(name)
-        if other is None or other.outcome == record.outcome:
-            continue
-        if {record.outcome, other.outcome} <= {"passed", "failed", "error"}:
-            leaky.append(name)
-            note = rerun_note(record.outcome, other.outcome)
-            record.message = f"{note}\n\n{record.message or other.message}".strip()[:MAX_MESSAGE]
-            record.outcome = "failed"
-    return leaky
-
-
-__all__ = ["HarnessPlugin", "RunState", "TestRecord", "merge_fresh", "run_tests"]
+__all__ = ["MAX_MESSAGE", "HarnessPlugin", "RunState", "TestRecord", "run_tests"]
 
 

@@ -17,7 +17,14 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# A reply bigger than this is the learner's error, not a reason for the
+# harness to run out of memory: decoding JSON costs several times its size.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# Nesting deeper than this is refused before Python's recursion limit can be
+# hit in the harness (a RecursionError there would look like our crash).
+MAX_DEPTH = 64
+# Digits of a JSON integer; Python refuses to parse ints of over 4300 digits.
+MAX_INT_DIGITS = 1000
 _HEADER = struct.Struct("!I")
 
 
@@ -49,13 +56,45 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes:
 def recv_message(sock: socket.socket) -> dict[str, Any]:
     (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
     if size > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {size} bytes exceeds the channel limit")
+        raise ProtocolError(f"message of {size} bytes exceeds the {MAX_MESSAGE_BYTES}-byte channel limit")
+    return parse_message(_recv_exactly(sock, size))
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ProtocolError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def _check_depth(value: Any) -> None:
+    # Iterative, so a deeply nested value cannot exhaust the stack here.
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ProtocolError(f"a value nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+
+
+def parse_message(raw: bytes) -> dict[str, Any]:
+    """Decode one frame's body; anything but a sane JSON object is a ProtocolError.
+
+    The other side may be hostile: every failure of decoding (bad UTF-8,
+    bad JSON, huge numbers, deep nesting, memory) becomes a ProtocolError,
+    which the harness reports as the learner's error.
+    """
     try:
-        message = json.loads(_recv_exactly(sock, size))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError(f"malformed message: {exc}") from exc
+        message = json.loads(raw, parse_int=_parse_int)
+    except ProtocolError:
+        raise
+    except (ValueError, RecursionError, MemoryError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ProtocolError(f"malformed message: {type(exc).__name__}") from exc
     if not isinstance(message, dict):
         raise ProtocolError("a message is a JSON object")
+    _check_depth(message)
     return message
 
 
@@ -143,11 +182,23 @@ def _encode_tensor(tensor: Any) -> dict[str, Any]:
 
 
 def decode_value(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
-    """Decode plain data; ``on_tag`` handles tags other than the value tags."""
+    """Decode plain data; ``on_tag`` handles tags other than the value tags.
+
+    Malformed data raises ProtocolError, whatever is wrong with it.
+    """
+    try:
+        return _decode(data, on_tag)
+    except ProtocolError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError, MemoryError, RuntimeError) as exc:
+        raise ProtocolError(f"malformed value: {type(exc).__name__}") from exc
+
+
+def _decode(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
     if data is None or isinstance(data, bool | int | float | str):
         return data
     if isinstance(data, list):
-        return [decode_value(item, on_tag) for item in data]
+        return [_decode(item, on_tag) for item in data]
     if not isinstance(data, dict):
         raise ProtocolError(f"unexpected JSON value of type {type(data).__name__}")
     tag = data.get("__t")
@@ -157,15 +208,15 @@ def decode_value(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
         except KeyError as exc:
             raise ProtocolError("bad float") from exc
     if tag == "tuple":
-        return tuple(decode_value(item, on_tag) for item in _list(data.get("v")))
+        return tuple(_decode(item, on_tag) for item in _list(data.get("v")))
     if tag == "dict":
         result: dict[Any, Any] = {}
         for pair in _list(data.get("v")):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise ProtocolError("bad dict item")
-            key = decode_value(pair[0], on_tag)
+            key = _decode(pair[0], on_tag)
             try:
-                result[key] = decode_value(pair[1], on_tag)
+                result[key] = _decode(pair[1], on_tag)
             except TypeError as exc:
                 raise ProtocolError(f"unhashable dict key of type {type(key).__name__}") from exc
         return result
@@ -184,6 +235,8 @@ def _list(value: Any) -> list[Any]:
 
 def _shape(value: Any) -> list[int]:
     shape = _list(value)
+    if len(shape) > 16:
+        raise ProtocolError("too many dimensions")
     if not all(isinstance(dim, int) and not isinstance(dim, bool) and dim >= 0 for dim in shape):
         raise ProtocolError("bad shape")
     return shape
@@ -196,9 +249,11 @@ def _decode_tensor(data: dict[str, Any]) -> Any:
     if not isinstance(dtype, torch.dtype):
         raise ProtocolError(f"unknown tensor dtype {data.get('dtype')!r}")
     shape = _shape(data.get("shape"))
-    raw = base64.b64decode(str(data.get("data", "")), validate=True)
     numel = math.prod(shape)
     itemsize = torch.empty((), dtype=dtype).element_size()
+    if numel * itemsize > MAX_MESSAGE_BYTES:
+        raise ProtocolError("tensor too large")
+    raw = base64.b64decode(str(data.get("data", "")), validate=True)
     if len(raw) != numel * itemsize:
         raise ProtocolError("tensor data does not match its shape and dtype")
     if numel == 0:
@@ -220,6 +275,8 @@ def _decode_ndarray(data: dict[str, Any]) -> Any:
     if dtype.hasobject:
         raise ProtocolError("object arrays cannot be graded")
     shape = _shape(data.get("shape"))
+    if math.prod(shape) * max(1, dtype.itemsize) > MAX_MESSAGE_BYTES:
+        raise ProtocolError("array too large")
     raw = base64.b64decode(str(data.get("data", "")), validate=True)
     if len(raw) != math.prod(shape) * dtype.itemsize:
         raise ProtocolError("array data does not match its shape and dtype")

@@ -95,47 +95,116 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     return exc
 
 
-class Channel:
-    """The harness end of the socketpair, with a deadline on every wait."""
+def _exit_code(value: Any) -> int | None:
+    """A child's exit code as the server reported it, range-checked."""
+    if isinstance(value, int) and not isinstance(value, bool) and -64 <= value <= 255:
+        return value
+    return None
 
-    def __init__(self, sock: socket.socket, deadline: float, abort: threading.Event | None = None) -> None:
-        self.sock = sock
+
+class Channel:
+    """The harness's end of one fork server's control channel.
+
+    Each session gets its own socketpair, whose learner end travels to the
+    server on this channel; the server's child closes the control channel
+    before any learner code runs. So ``child_exit`` can only come from the
+    server, and a frame that claims it on a session socket is junk. Every
+    wait has the job's deadline and stops at once on an output flood.
+    """
+
+    def __init__(self, control: socket.socket, deadline: float, abort: threading.Event | None = None) -> None:
+        self.control = control
         self.deadline = deadline
         self.abort = abort
+        self.calls = 0
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
         return next(self._ids)
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.sock.settimeout(max(0.001, self.deadline - time.monotonic()))
+    def _remaining(self) -> float:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise JobTimeout()
+        return remaining
+
+    def open_session(self) -> socket.socket:
+        harness_end, learner_end = socket.socketpair()
         try:
-            send_message(self.sock, message)
+            self.control.settimeout(self._remaining())
+            socket.send_fds(self.control, [b"N"], [learner_end.fileno()])
+        except TimeoutError as exc:
+            harness_end.close()
+            raise JobTimeout() from exc
+        except OSError as exc:
+            harness_end.close()
+            raise ServerDied(None) from exc
+        finally:
+            learner_end.close()
+        return harness_end
+
+    def send(self, sock: socket.socket, message: dict[str, Any]) -> None:
+        sock.settimeout(self._remaining())
+        try:
+            send_message(sock, message)
         except TimeoutError as exc:
             raise JobTimeout() from exc
-        except (BrokenPipeError, ConnectionResetError) as exc:
+        except OSError as exc:
             raise LearnerDied(None) from exc
 
-    def recv(self) -> dict[str, Any]:
+    def _wait_readable(self, socks: list[socket.socket]) -> list[socket.socket]:
         # Wait in short slices so an output flood ends the wait at once.
         while True:
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise JobTimeout()
+            remaining = self._remaining()
             if self.abort is not None and self.abort.is_set():
                 raise OutputFlood()
-            readable, _, _ = select.select([self.sock], [], [], min(remaining, 0.1))
+            readable, _, _ = select.select(socks, [], [], min(remaining, 0.1))
             if readable:
-                break
-        self.sock.settimeout(max(0.001, self.deadline - time.monotonic()))
+                return readable
+
+    def _control_message(self) -> int | None:
+        """Read the server's next report: the exit code of the session's child."""
+        self.control.settimeout(self._remaining())
         try:
-            return recv_message(self.sock)
+            message = recv_message(self.control)
         except TimeoutError as exc:
             raise JobTimeout() from exc
-        except (ChannelClosed, ConnectionResetError) as exc:
-            raise LearnerDied(None) from exc
+        except (ProtocolError, OSError) as exc:
+            # The server closed its end: learner code killed it.
+            raise ServerDied(None) from exc
+        if message.get("op") != "child_exit":
+            raise ServerDied(None)
+        return _exit_code(message.get("exitcode"))
+
+    def wait_exit(self) -> int | None:
+        """Wait for the server to report that the session's child ended."""
+        self._wait_readable([self.control])
+        return self._control_message()
+
+    def recv(self, sock: socket.socket) -> dict[str, Any]:
+        """The next message on a session socket; LearnerDied once its child ended."""
+        readable = self._wait_readable([sock, self.control])
+        # The session first: a child may answer, then end (a failed import).
+        if sock not in readable:
+            raise LearnerDied(self._control_message())
+        sock.settimeout(self._remaining())
+        try:
+            message = recv_message(sock)
+        except TimeoutError as exc:
+            raise JobTimeout() from exc
+        except (ChannelClosed, OSError) as exc:
+            # The child (or everything holding its socket) ended: the server says how.
+            raise LearnerDied(self.wait_exit()) from exc
         except ProtocolError as exc:
             raise ChannelBroken(str(exc)) from exc
+        if "op" in message:
+            raise ChannelBroken(f"a frame claiming to be {str(message.get('op'))[:40]!r} came from your code")
+        return message
+
+    def server_alive(self) -> bool:
+        """False when the server has closed the control channel or sent something unasked."""
+        readable, _, _ = select.select([self.control], [], [], 0)
+        return not readable
 
 
 class LearnerSession:
@@ -144,28 +213,35 @@ class LearnerSession:
     def __init__(self, channel: Channel, source: str) -> None:
         self.channel = channel
         self.ended = False
-        channel.send({"op": "session", "source": source})
-        reply = self._reply(None)
+        self.sock = channel.open_session()
+        try:
+            channel.send(self.sock, {"op": "load", "source": source})
+            reply = self._reply(None)
+        except LearnerDied:
+            self._close()
+            raise
         if not reply.get("ok"):
             self._expect_exit()
             raise SolutionImportError(dict(reply.get("exc") or {}))
 
-    def _expect_exit(self) -> None:
+    def _close(self) -> None:
         self.ended = True
-        message = self.channel.recv()
-        if message.get("op") != "child_exit":
-            raise ChannelBroken("expected the end of the session")
+        self.sock.close()
+
+    def _expect_exit(self) -> None:
+        self._close()
+        self.channel.wait_exit()
 
     def _reply(self, call_id: int | None) -> dict[str, Any]:
         while True:
-            message = self.channel.recv()
-            if message.get("op") == "child_exit":
-                self.ended = True
-                code = message.get("exitcode")
-                raise LearnerDied(code if isinstance(code, int) else None)
+            try:
+                message = self.channel.recv(self.sock)
+            except LearnerDied:
+                self._close()
+                raise
             if call_id is None or message.get("id") == call_id:
                 return message
-            # A stale or forged reply: ignore it and keep waiting for ours.
+            # A stale reply: ignore it and keep waiting for ours.
 
     def _decode(self, data: Any) -> Any:
         def on_tag(tag: dict[str, Any]) -> Any:
@@ -173,7 +249,10 @@ class LearnerSession:
                 return RemoteObject(self, tag["id"], str(tag.get("type", "object"))[:100])
             raise InvalidReturn("your code returned a value that cannot be graded")
 
-        return decode_value(data, on_tag)
+        try:
+            return decode_value(data, on_tag)
+        except ProtocolError as exc:
+            raise InvalidReturn(f"your code returned a value that cannot be graded ({exc})") from exc
 
     def _encode(self, value: Any) -> Any:
         def on_object(obj: Any) -> dict[str, Any]:
@@ -191,7 +270,9 @@ class LearnerSession:
         if op == "call":
             message["args"] = self._encode(list(args))
             message["kwargs"] = self._encode(dict(kwargs or {}))
-        self.channel.send(message)
+        # From here on, whatever the learner's code does may depend on the tests.
+        self.channel.calls += 1
+        self.channel.send(self.sock, message)
         reply = self._reply(call_id)
         if not reply.get("ok"):
             raise _rebuild_exception(dict(reply.get("exc") or {}))
@@ -211,7 +292,7 @@ class LearnerSession:
             return
         try:
             call_id = self.channel.next_id()
-            self.channel.send({"op": "end", "id": call_id})
+            self.channel.send(self.sock, {"op": "end", "id": call_id})
             self._reply(call_id)
             self._expect_exit()
         except LearnerDied:

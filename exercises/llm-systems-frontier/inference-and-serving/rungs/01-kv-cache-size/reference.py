@@ -7,6 +7,7 @@ BITS_PER_ELEMENT = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "in
 
 
 def _positive_int(value: object, name: str) -> int:
+    # A size is a Python int: a bool, a float (even 128.0) or a string is refused.
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return value
@@ -32,6 +33,8 @@ def _kv_shape(config: dict) -> tuple[int, int, int]:
 
     head_dim = config.get("head_dim")
     if head_dim is None:
+        if config.get("hidden_size") is None:
+            raise ValueError("the config has neither head_dim nor hidden_size")
         hidden = _positive_int(config["hidden_size"], "hidden_size")
         if hidden % heads != 0:
             raise ValueError(f"hidden_size={hidden} is not divisible by num_attention_heads={heads}")

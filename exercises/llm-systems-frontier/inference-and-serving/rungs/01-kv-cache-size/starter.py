@@ -6,8 +6,9 @@ the dtype table and the rules for bad input (raise ValueError).
 
 from __future__ import annotations
 
-# Bytes per element for each dtype name. int4 packs two values into one byte.
-BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+# Bits per element for each dtype name: int4 packs two values into one byte.
+# Count in bits and divide by 8 at the end, so the result stays an exact int.
+BITS_PER_ELEMENT = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4}
 
 
 def kv_cache_bytes(config: dict, seq_len: int, batch_size: int = 1, dtype: str = "fp16") -> int:

@@ -1,7 +1,11 @@
 """Hidden tests: edge cases of the rules, with other configs than the examples."""
 
+import copy
+import random
+
 import pytest
-from grading import GB, assert_bytes, assert_int
+import reference
+from grading import GB, assert_bytes, assert_int, job_seed
 
 FALCON_7B = {  # multi-query attention: one KV head
     "num_hidden_layers": 32,
@@ -138,3 +142,214 @@ def test_max_sequences_validates_inputs(solution):
         solution.max_sequences(80 * GB, 10 * GB, MISTRAL_7B, 1024, dtype="fp64")
     with pytest.raises(ValueError):
         solution.max_sequences(80 * GB, 10 * GB, MISTRAL_7B, 0)
+
+
+def test_results_are_python_ints(solution):
+    config = {"num_hidden_layers": 3, "num_attention_heads": 6, "num_key_value_heads": 3, "hidden_size": 42}
+    got = solution.kv_cache_bytes(config, 5, batch_size=3, dtype="int4")
+    assert type(got) is int, f"kv_cache_bytes in int4 returned {type(got).__name__} {got!r}; the rules ask for an int"
+    got = solution.kv_cache_bytes(MISTRAL_7B, 4096, dtype="fp16")
+    assert type(got) is int, f"kv_cache_bytes in fp16 returned {type(got).__name__} {got!r}; the rules ask for an int"
+    got = solution.max_sequences(24 * GB, 4 * GB, FALCON_7B, 4096, "int4")
+    assert type(got) is int, f"max_sequences with an int4 cache returned {type(got).__name__} {got!r}; the rules ask for an int"
+
+
+def test_dtype_names_are_exact(solution):
+    for dtype in ("FP16", "Fp8", "float16", "bfloat16", "half", " fp16", "fp16 ", "INT4"):
+        with pytest.raises(ValueError):
+            solution.kv_cache_bytes(MISTRAL_7B, 128, 1, dtype)
+    with pytest.raises(ValueError):
+        solution.max_sequences(80 * GB, 10 * GB, MISTRAL_7B, 128, dtype="BF16")
+
+
+def test_sizes_of_another_type_raise(solution):
+    bad_configs = [
+        dict(MISTRAL_7B, num_hidden_layers=32.0),
+        dict(MISTRAL_7B, num_key_value_heads=8.0),
+        dict(MISTRAL_7B, head_dim=128.0),
+        dict(MISTRAL_7B, hidden_size="4096"),
+        dict(MISTRAL_7B, num_attention_heads=True, num_key_value_heads=None),
+    ]
+    for config in bad_configs:
+        with pytest.raises(ValueError):
+            solution.kv_cache_bytes(config, 128)
+    for seq_len, batch in ((2048.0, 1), (128, 2.0), (True, 1), ("128", 1), (128, True)):
+        with pytest.raises(ValueError):
+            solution.kv_cache_bytes(MISTRAL_7B, seq_len, batch)
+    for gpu, weights in ((80e9, 10 * GB), (80 * GB, 1.5e9), (80 * GB, True), (str(80 * GB), 0)):
+        with pytest.raises(ValueError):
+            solution.max_sequences(gpu, weights, MISTRAL_7B, 1024)
+
+
+def test_no_way_to_know_the_head_size_raises(solution):
+    for config in (
+        {"num_hidden_layers": 4, "num_attention_heads": 8},
+        {"num_hidden_layers": 4, "num_attention_heads": 8, "head_dim": None, "hidden_size": None},
+        {"num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": None},
+    ):
+        with pytest.raises(ValueError):
+            solution.kv_cache_bytes(config, 64)
+
+
+def test_explicit_head_dim_never_reads_hidden_size(solution):
+    no_width = {"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64}
+    assert_bytes(solution.kv_cache_bytes(no_width, 10), 2 * 2 * 4 * 10 * 64 * 2, "config with head_dim and no hidden_size")
+    null_width = dict(no_width, hidden_size=None)
+    assert_bytes(solution.kv_cache_bytes(null_width, 10), 2 * 2 * 4 * 10 * 64 * 2, "config with head_dim and hidden_size=None")
+
+
+def test_max_sequences_checks_its_input_before_counting(solution):
+    # The weights fill the card in every call: bad input must still raise, not return 0.
+    full = {"gpu_bytes": 16 * GB, "weight_bytes": 20 * GB}
+    bad_calls = [
+        (dict(MISTRAL_7B, num_key_value_heads=5), 1024, "fp16"),
+        (MISTRAL_7B, 1024, "fp64"),
+        (MISTRAL_7B, 0, "fp16"),
+        ({"num_hidden_layers": 4, "num_attention_heads": 8}, 1024, "fp16"),
+        (dict(MISTRAL_7B, head_dim=0), 1024, "fp8"),
+    ]
+    for config, seq_len, dtype in bad_calls:
+        with pytest.raises(ValueError):
+            solution.max_sequences(full["gpu_bytes"], full["weight_bytes"], config, seq_len, dtype)
+    with pytest.raises(ValueError):
+        solution.max_sequences(16 * GB, 16 * GB, MISTRAL_7B, -1)
+
+
+# ---------------------------------------------------------------------------
+# Differential tests: the learner's functions against the reference on
+# generated input, valid and invalid, drawn from the whole space of the rules.
+# ---------------------------------------------------------------------------
+
+DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
+BAD_DTYPES = ["FP16", "float16", "bfloat16", "half", "fp64", "int2", "", "Int8", "fp16 "]
+BAD_SIZES = [0, -1, -64, 64.0, 2.5, True, "64", None]
+
+
+def _outcome(fn, *args, **kwargs):
+    """('value', result) or ('raises', exception type name)."""
+    try:
+        return ("value", fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - any exception is an outcome to compare
+        return ("raises", type(exc).__name__)
+
+
+def _same(got, expected):
+    if expected[0] == "raises":
+        return got == expected
+    return got[0] == "value" and type(got[1]) is int and got[1] == expected[1]
+
+
+def _random_config(rng):
+    heads = rng.choice([1, 2, 3, 4, 6, 7, 8, 12, 16, 25, 32, 40, 48, 64, 71, 96, 128])
+    config = {"num_hidden_layers": rng.choice([1, 2, 12, 24, 32, 40, 61, 80, 126])}
+    config["num_attention_heads"] = heads
+    kv_mode = rng.random()
+    divisors = [d for d in range(1, heads + 1) if heads % d == 0]
+    if kv_mode < 0.2:
+        pass  # absent: multi-head attention
+    elif kv_mode < 0.3:
+        config["num_key_value_heads"] = None
+    else:
+        config["num_key_value_heads"] = rng.choice(divisors)
+    hd_mode = rng.random()
+    head_dim = rng.choice([1, 7, 32, 64, 80, 96, 128, 256])
+    if hd_mode < 0.4:
+        config["hidden_size"] = heads * head_dim
+    elif hd_mode < 0.5:
+        config["hidden_size"] = heads * head_dim
+        config["head_dim"] = None
+    elif hd_mode < 0.8:
+        config["head_dim"] = head_dim
+        config["hidden_size"] = rng.choice([heads * head_dim, heads * head_dim + 1, 1000, 4544])
+    else:
+        config["head_dim"] = head_dim  # no hidden_size at all
+    if rng.random() < 0.3:
+        config.update(model_type="llama", vocab_size=32000, rope_theta=10000.0, torch_dtype="bfloat16")
+    keys = list(config)
+    rng.shuffle(keys)
+    return {key: config[key] for key in keys}
+
+
+def _break_config(rng, config):
+    """One rule broken (or, now and then, two at once)."""
+    broken = dict(config)
+    for _ in range(1 if rng.random() < 0.8 else 2):
+        kind = rng.choice(["layers", "heads", "kv", "kv_divide", "head_dim", "hidden", "no_width"])
+        if kind == "layers":
+            broken["num_hidden_layers"] = rng.choice(BAD_SIZES[:-1])
+        elif kind == "heads":
+            broken["num_attention_heads"] = rng.choice(BAD_SIZES[:-1])
+        elif kind == "kv":
+            broken["num_key_value_heads"] = rng.choice(BAD_SIZES[:-1])
+        elif kind == "kv_divide":
+            heads = broken["num_attention_heads"]
+            if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:
+                broken["num_key_value_heads"] = rng.choice([d for d in range(2, 2 * heads + 2) if heads % d != 0])
+        elif kind == "head_dim":
+            broken["head_dim"] = rng.choice(BAD_SIZES[:-1])
+        elif kind == "hidden":
+            broken.pop("head_dim", None)
+            broken["hidden_size"] = rng.choice([*BAD_SIZES[:-1], 4097, 1001])
+        else:
+            broken.pop("head_dim", None)
+            broken.pop("hidden_size", None)
+    return broken
+
+
+def test_generated_kv_cache_bytes_match_the_reference(solution):
+    rng = random.Random(job_seed())
+    mismatches = []
+    for case in range(240):
+        config = _random_config(rng)
+        seq_len = rng.choice([1, 2, 3, 17, 128, 2048, 4096, 32768, 131072, 1_000_003])
+        batch = rng.choice([1, 1, 2, 3, 8, 64, 255, 4096])
+        dtype = rng.choice(DTYPES)
+        if case % 3 == 1:
+            config = _break_config(rng, config)
+        elif case % 3 == 2:
+            which = rng.randrange(3)
+            if which == 0:
+                seq_len = rng.choice(BAD_SIZES)
+            elif which == 1:
+                batch = rng.choice(BAD_SIZES)
+            else:
+                dtype = rng.choice(BAD_DTYPES)
+        expected = _outcome(reference.kv_cache_bytes, copy.deepcopy(config), seq_len, batch, dtype)
+        got = _outcome(solution.kv_cache_bytes, config, seq_len, batch_size=batch, dtype=dtype)
+        if not _same(got, expected):
+            mismatches.append(f"kv_cache_bytes({config}, {seq_len!r}, batch_size={batch!r}, dtype={dtype!r}): got {got}, expected {expected}")
+    assert not mismatches, f"{len(mismatches)} of 240 generated cases differ from the rules; first: {mismatches[0]}"
+
+
+def test_generated_max_sequences_match_the_reference(solution):
+    rng = random.Random(job_seed() + 1)
+    mismatches = []
+    for case in range(200):
+        config = _random_config(rng)
+        seq_len = rng.choice([1, 100, 2048, 8192, 32768])
+        dtype = rng.choice(DTYPES)
+        per_seq = reference.kv_cache_bytes(copy.deepcopy(config), seq_len, 1, dtype)
+        gpu = rng.choice([1, 8 * GB, 24 * GB, 40 * GB, 80 * GB, 141 * GB, 10**13])
+        room = rng.choice([0, 1, 2, 7, 30, 1000])
+        # Free memory exactly a whole number of sequences, one byte more or less, or anything.
+        weights = gpu - room * per_seq + rng.choice([-1, 0, 0, 1, rng.randrange(per_seq)])
+        if rng.random() < 0.15:
+            weights = gpu + rng.choice([0, 1, GB])
+        weights = max(weights, 0)
+        if case % 4 == 3:
+            which = rng.randrange(5)
+            if which == 0:
+                config = _break_config(rng, config)
+            elif which == 1:
+                seq_len = rng.choice(BAD_SIZES)
+            elif which == 2:
+                dtype = rng.choice(BAD_DTYPES)
+            elif which == 3:
+                gpu = rng.choice(BAD_SIZES)
+            else:
+                weights = rng.choice([-1, -GB, 1.0e9, 2.5, True, "0", None])
+        expected = _outcome(reference.max_sequences, gpu, weights, copy.deepcopy(config), seq_len, dtype)
+        got = _outcome(solution.max_sequences, gpu, weights, config, seq_len, dtype=dtype)
+        if not _same(got, expected):
+            mismatches.append(f"max_sequences({gpu!r}, {weights!r}, {config}, {seq_len!r}, dtype={dtype!r}): got {got}, expected {expected}")
+    assert not mismatches, f"{len(mismatches)} of 200 generated cases differ from the rules; first: {mismatches[0]}"

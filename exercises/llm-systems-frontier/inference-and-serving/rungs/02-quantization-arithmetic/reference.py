@@ -34,9 +34,9 @@ def weight_bytes(n_params: int, bits: int, group_size: int | None = None, scale_
 
 def quantize_int8(x: torch.Tensor, scale: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Symmetric per-row int8 quantization. Returns (q int8, scale float32 [rows])."""
-    if x.dim() != 2:
-        raise ValueError(f"x must be 2-D (rows x columns), got shape {tuple(x.shape)}")
-    x = x.to(torch.float32)
+    if x.dim() != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"x must be 2-D (rows x columns) with at least one of each, got shape {tuple(x.shape)}")
+    x = x.to(torch.float32)  # fp16 / bf16 / fp64 inputs: every step in float32
     if scale is None:
         scale = x.abs().amax(dim=1) / QMAX
         scale = torch.where(scale == 0, torch.ones_like(scale), scale)  # all-zero row: any scale works; use 1
@@ -44,8 +44,9 @@ def quantize_int8(x: torch.Tensor, scale: torch.Tensor | None = None) -> tuple[t
         scale = scale.to(torch.float32)
         if scale.shape != (x.shape[0],):
             raise ValueError(f"scale must have shape ({x.shape[0]},), got {tuple(scale.shape)}")
-        if not bool((scale > 0).all()):
-            raise ValueError("every scale must be positive")
+        if not bool((scale > 0).all()) or not bool(torch.isfinite(scale).all()):
+            raise ValueError("every scale must be positive and finite")
+    # torch.round sends halves to the even neighbour (2.5 -> 2, -3.5 -> -4).
     q = torch.clamp(torch.round(x / scale[:, None]), -QMAX, QMAX).to(torch.int8)
     return q, scale
 

@@ -1,8 +1,11 @@
 """Hidden tests: rounding, bad input, clamping, zero rows and the error bound."""
 
+import random
+
 import pytest
+import reference
 import torch
-from grading import assert_bytes, assert_close, assert_tensor
+from grading import assert_bytes, assert_close, assert_tensor, job_seed
 
 
 def _symmetric_reference(x, scale):
@@ -130,3 +133,241 @@ def test_cache_saving_rejects_other_dtypes(solution):
             solution.kv_cache_saving(1024, dtype)
     with pytest.raises(ValueError):
         solution.kv_cache_saving(-1024, "int8")
+
+
+def test_scale_width_is_checked_only_with_groups(solution):
+    with pytest.raises(ValueError):
+        solution.weight_bytes(1000, 4, group_size=128, scale_bits=0)
+    with pytest.raises(ValueError):
+        solution.weight_bytes(1000, 4, 128, -16)
+    assert_bytes(solution.weight_bytes(1000, 4, scale_bits=0), 500, "1000 int4 weights, no groups, scale_bits=0 (ignored)")
+    assert_bytes(solution.weight_bytes(1000, 4, None, -8), 500, "1000 int4 weights, group_size=None, scale_bits=-8 (ignored)")
+
+
+def test_numbers_of_another_type_raise(solution):
+    bad_calls = [
+        ((1000.0, 4), {}),
+        ((1000, 4.0), {}),
+        ((1000, 4), {"group_size": 128.0}),
+        ((1000, 4), {"group_size": 128, "scale_bits": 16.0}),
+        ((True, 8), {}),
+        ((1000, True), {}),
+        (("1000", 8), {}),
+    ]
+    for args, kwargs in bad_calls:
+        with pytest.raises(ValueError):
+            solution.weight_bytes(*args, **kwargs)
+    for size in (1024.0, True, "1024", 1.5):
+        with pytest.raises(ValueError):
+            solution.kv_cache_saving(size, "int8")
+
+
+def test_byte_counts_are_python_ints(solution):
+    for args in ((1001, 3), (1000, 4, 128), (7_000_000_000, 4, 128, 16)):
+        got = solution.weight_bytes(*args)
+        assert type(got) is int, f"weight_bytes{args} returned {type(got).__name__} {got!r}; the rules ask for an int"
+    for dtype in ("int4", "int8", "fp16"):
+        got = solution.kv_cache_saving(1_073_741_826, dtype)
+        assert type(got) is int, f"kv_cache_saving(1073741826, {dtype!r}) returned {type(got).__name__} {got!r}; the rules ask for an int"
+
+
+def test_exact_halves_round_to_even(solution):
+    # 127 in the row makes the scale exactly 1.0, so x / scale lands exactly on halves.
+    x = torch.tensor([[127.0, 2.5, -0.5, 1.5, -3.5, 0.5, 126.5, -2.5, 4.5]])
+    q, scale = solution.quantize_int8(x)
+    assert_close(scale, torch.tensor([1.0]), what="scale of a row whose largest magnitude is 127")
+    assert_close(q, torch.tensor([[127, 2, 0, 2, -4, 0, 126, -2, 4]], dtype=torch.int8), what="q of values exactly halfway between two levels")
+    q, _ = solution.quantize_int8(torch.tensor([[1.25, 0.75, -0.25, -1.75]]), torch.tensor([0.5]))
+    assert_close(q, torch.tensor([[2, 2, 0, -4]], dtype=torch.int8), what="q of exact halves with a given scale of 0.5")
+
+
+def test_half_precision_and_double_inputs_are_quantized_in_float32(solution):
+    gen = torch.Generator().manual_seed(2026)
+    base = torch.randn(5, 24, generator=gen) * torch.tensor([0.02, 1.0, 7.0, 300.0, 0.3])[:, None]
+    for dtype in (torch.float16, torch.bfloat16, torch.float64):
+        x = base.to(dtype)
+        q, scale = solution.quantize_int8(x)
+        x32 = x.to(torch.float32)
+        expected_scale = x32.abs().amax(dim=1) / 127
+        assert_close(scale, expected_scale, what=f"per-row scales of a {dtype} input (float32, computed after converting)")
+        expected_q, near_tie = _symmetric_reference(x32, expected_scale)
+        _check_q(q, expected_q, near_tie, f"q of a {dtype} input")
+
+
+def test_shapes_without_rows_or_columns_raise(solution):
+    for shape in ((0, 4), (3, 0), (5,), (2, 2, 2)):
+        with pytest.raises(ValueError):
+            solution.quantize_int8(torch.ones(shape))
+
+
+def test_bad_given_scale_raises(solution):
+    x = torch.tensor([[1.0, -2.0], [0.5, 0.25], [3.0, 0.0]])
+    bad_scales = [
+        torch.tensor([0.1, 0.1]),
+        torch.tensor([0.1, 0.1, 0.1, 0.1]),
+        torch.tensor([[0.1], [0.1], [0.1]]),
+        torch.tensor([0.1, 0.0, 0.1]),
+        torch.tensor([0.1, -0.1, 0.1]),
+        torch.tensor([0.1, float("inf"), 0.1]),
+        torch.tensor([0.1, float("nan"), 0.1]),
+    ]
+    for scale in bad_scales:
+        with pytest.raises(ValueError):
+            solution.quantize_int8(x, scale)
+
+
+def test_given_double_scale_comes_back_as_float32(solution):
+    x = torch.tensor([[1.0, -2.0, 0.3], [0.5, 0.26, -0.06]])
+    scale = torch.tensor([0.02, 0.004], dtype=torch.float64)
+    q, scale_out = solution.quantize_int8(x, scale)
+    assert_close(scale_out, scale.to(torch.float32), what="returned scale when a float64 one is given")
+    assert_close(q, torch.tensor([[50, -100, 15], [125, 65, -15]], dtype=torch.int8), what="q with a given float64 scale")
+
+
+def test_single_row_and_single_column(solution):
+    q, scale = solution.quantize_int8(torch.tensor([[-0.3]]))
+    assert_close(q, torch.tensor([[-127]], dtype=torch.int8), what="q of a 1x1 matrix")
+    assert_close(scale, torch.tensor([0.3 / 127]), what="scale of a 1x1 matrix")
+    column = torch.tensor([[2.0], [-0.001], [0.0], [5e4]])
+    q, scale = solution.quantize_int8(column)
+    assert_close(q, torch.tensor([[127], [-127], [0], [127]], dtype=torch.int8), what="q of a 4x1 column (each row has one value)")
+    assert_close(scale, column.abs().reshape(-1).where(column.reshape(-1) != 0, torch.tensor(127.0)) / 127, what="scales of a 4x1 column")
+
+
+def test_dequantize_returns_float32_for_a_double_scale(solution):
+    q = torch.tensor([[127, -3], [1, 0]], dtype=torch.int8)
+    got = solution.dequantize_int8(q, torch.tensor([0.5, 0.25], dtype=torch.float64))
+    assert_close(got, torch.tensor([[63.5, -1.5], [0.25, 0.0]]), what="dequantized with a float64 scale (float32 result)")
+
+
+def test_small_cache_sizes_round_the_quantized_size_up(solution):
+    for fp16 in range(10):
+        for dtype, (num, den) in {"int8": (1, 2), "fp8": (1, 2), "int4": (1, 4), "bf16": (1, 1)}.items():
+            expected = fp16 - -(-fp16 * num // den)
+            assert_bytes(solution.kv_cache_saving(fp16, dtype), expected, f"saving of a {fp16}-byte fp16 cache stored in {dtype}")
+
+
+# ---------------------------------------------------------------------------
+# Differential tests: compare with the reference on generated input.
+# ---------------------------------------------------------------------------
+
+BAD_NUMBERS = [0, -1, -128, 4.0, 2.5, True, "8", None]
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        return ("value", fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - any exception is an outcome to compare
+        return ("raises", type(exc).__name__)
+
+
+def _same_int(got, expected):
+    if expected[0] == "raises":
+        return got == expected
+    return got[0] == "value" and type(got[1]) is int and got[1] == expected[1]
+
+
+def test_generated_weight_bytes_match_the_reference(solution):
+    rng = random.Random(job_seed())
+    mismatches = []
+    for case in range(250):
+        group = rng.choice([None, None, 1, 2, 3, 32, 64, 100, 128, 256, 1000])
+        n = rng.choice([0, 1, 2, 3, 7, 127, 128, 129, 1000, 4097, 7_000_000_000, 70_553_706_496, 10**12 + 1])
+        if group and rng.random() < 0.5:
+            n = group * rng.randrange(1, 10**6) + rng.choice([-1, 0, 1])
+        bits = rng.choice([1, 2, 3, 4, 4, 5, 6, 8, 8, 16, 32])
+        scale_bits = rng.choice([8, 16, 16, 32, 1])
+        if case % 4 == 3:
+            which = rng.randrange(4)
+            if which == 0:
+                n = rng.choice([-1, -1000, 1000.0, True, "1000", None])
+            elif which == 1:
+                bits = rng.choice(BAD_NUMBERS)
+            elif which == 2:
+                group = rng.choice(BAD_NUMBERS[:-1])
+            else:
+                scale_bits = rng.choice(BAD_NUMBERS)
+        expected = _outcome(reference.weight_bytes, n, bits, group, scale_bits)
+        got = _outcome(solution.weight_bytes, n, bits, group_size=group, scale_bits=scale_bits)
+        if not _same_int(got, expected):
+            mismatches.append(f"weight_bytes({n!r}, {bits!r}, group_size={group!r}, scale_bits={scale_bits!r}): got {got}, expected {expected}")
+    assert not mismatches, f"{len(mismatches)} of 250 generated cases differ from the rules; first: {mismatches[0]}"
+
+
+def test_generated_cache_savings_match_the_reference(solution):
+    rng = random.Random(job_seed() + 1)
+    mismatches = []
+    for case in range(200):
+        size = rng.choice([0, 1, 2, 3, 5, 6, 7, 1023, 2**30, 2**30 + 2, 3 * 2**40 + 1, rng.randrange(10**13)])
+        dtype = rng.choice(["fp16", "bf16", "fp8", "int8", "int4"])
+        if case % 4 == 3:
+            if rng.random() < 0.5:
+                size = rng.choice([-1, -(2**30), 1024.0, 2.5, True, "1024", None])
+            else:
+                dtype = rng.choice(["fp32", "FP8", "Int4", "int2", "", "float16", " int8"])
+        expected = _outcome(reference.kv_cache_saving, size, dtype)
+        got = _outcome(solution.kv_cache_saving, size, dtype)
+        if not _same_int(got, expected):
+            mismatches.append(f"kv_cache_saving({size!r}, {dtype!r}): got {got}, expected {expected}")
+    assert not mismatches, f"{len(mismatches)} of 200 generated cases differ from the rules; first: {mismatches[0]}"
+
+
+def _random_matrix(rng, gen):
+    rows, cols = rng.choice([1, 1, 2, 3, 5, 8]), rng.choice([1, 2, 3, 16, 33, 70])
+    magnitude = torch.tensor([10 ** rng.uniform(-4, 4) for _ in range(rows)])
+    x = torch.randn(rows, cols, generator=gen) * magnitude[:, None]
+    for row in range(rows):
+        kind = rng.random()
+        if kind < 0.12:
+            x[row] = 0.0  # an all-zero row
+        elif kind < 0.25:
+            x[row] = torch.randint(-254, 255, (cols,), generator=gen).float() / 2  # many exact halves
+            x[row, rng.randrange(cols)] = rng.choice([127.0, -127.0])  # scale exactly 1.0
+    dtype = rng.choice([torch.float32, torch.float32, torch.float64, torch.float16, torch.bfloat16])
+    if dtype is torch.float16:
+        x = x.clamp(-6e4, 6e4)
+    return x.to(dtype)
+
+
+def test_generated_matrices_quantize_like_the_reference(solution):
+    rng = random.Random(job_seed() + 2)
+    gen = torch.Generator().manual_seed(job_seed())
+    for case in range(60):
+        x = _random_matrix(rng, gen)
+        given = None
+        if case % 3 == 2:
+            # A calibrated scale, sometimes much smaller than the row needs (values get clamped).
+            given = (x.float().abs().amax(dim=1).clamp(min=1e-3) / 127 * torch.tensor([rng.choice([0.05, 0.5, 1.0, 3.0]) for _ in range(x.shape[0])]))
+            given = given.to(rng.choice([torch.float32, torch.float64]))
+        label = f"case {case}: {x.dtype} {tuple(x.shape)} matrix, {'given' if given is not None else 'computed'} scale"
+        exp_q, exp_scale = reference.quantize_int8(x, given)
+        q, scale = solution.quantize_int8(x, given)
+        assert_close(scale, exp_scale, what=f"{label}: scales")
+        # Only exact ties decide between two levels; away from them q is exact.
+        y = x.to(torch.float32) / exp_scale[:, None]
+        near_tie = ((y - y.floor()) - 0.5).abs() < 1e-3
+        exact_half = (y - y.floor()) == 0.5
+        _check_q(q, exp_q, near_tie & ~exact_half, f"{label}: q")
+        assert_close(solution.dequantize_int8(exp_q, exp_scale), reference.dequantize_int8(exp_q, exp_scale), what=f"{label}: dequantized")
+    bad = [torch.zeros(0, 3), torch.zeros(2, 0), torch.ones(4), torch.ones(1, 2, 3)]
+    for x in bad:
+        with pytest.raises(ValueError):
+            solution.quantize_int8(x)
+
+
+def test_generated_scale_mistakes_raise(solution):
+    rng = random.Random(job_seed() + 3)
+    gen = torch.Generator().manual_seed(job_seed() + 3)
+    for _ in range(20):
+        x = _random_matrix(rng, gen)
+        rows = x.shape[0]
+        scale = torch.rand(rows, generator=gen) + 0.01
+        kind = rng.randrange(4)
+        if kind == 0:
+            scale = torch.rand(rows + rng.choice([1, 2]), generator=gen) + 0.01
+        elif kind == 1:
+            scale = scale[:, None]
+        else:
+            scale[rng.randrange(rows)] = rng.choice([0.0, -0.5, float("inf"), float("nan")])
+        with pytest.raises(ValueError):
+            solution.quantize_int8(x, scale)

@@ -1,7 +1,11 @@
 """Hidden tests: FIFO, budget, zero outputs, idle gaps, ordering and bad input."""
 
+import copy
+import random
+
 import pytest
-from grading import assert_close, assert_equal, assert_int
+import reference
+from grading import assert_close, assert_equal, assert_int, job_seed
 
 
 def _req(rid, arrival, prompt, output):
@@ -216,3 +220,186 @@ def test_invalid_arguments_raise(solution):
     for args in bad_calls:
         with pytest.raises(ValueError):
             solution.simulate_batching(*args)
+
+
+def test_same_arrival_keeps_list_order_not_id_order(solution):
+    trace = [_req("zeta", 0, 1, 2), _req("alpha", 0, 1, 1), _req("mid", 1, 1, 1), _req("beta", 1, 1, 3)]
+    for policy, finish in (
+        ("continuous", {"zeta": 2, "alpha": 3, "mid": 4, "beta": 7}),
+        ("static", {"zeta": 2, "alpha": 3, "mid": 4, "beta": 7}),
+    ):
+        result = solution.simulate_batching(trace, 1, 10, policy)
+        _check(
+            result,
+            f"{policy}, 1 slot, same arrivals listed out of id order",
+            steps=7,
+            generated=7,
+            finish=finish,
+            latency={rid: t - {"zeta": 0, "alpha": 0, "mid": 1, "beta": 1}[rid] for rid, t in finish.items()},
+        )
+
+
+def test_several_requests_are_admitted_in_one_step(solution):
+    trace = [_req("a", 0, 2, 3), _req("b", 0, 2, 3), _req("c", 0, 2, 3), _req("d", 3, 2, 1), _req("e", 3, 2, 1)]
+    result = solution.simulate_batching(trace, 3, 100, "continuous")
+    _check(
+        result,
+        "continuous, 3 slots, three requests waiting at step 0 and two at step 3",
+        steps=4,
+        generated=11,
+        finish={"a": 3, "b": 3, "c": 3, "d": 4, "e": 4},
+        latency={"a": 3, "b": 3, "c": 3, "d": 1, "e": 1},
+    )
+
+
+def test_static_batch_takes_requests_arriving_as_it_forms(solution):
+    trace = [_req("a", 0, 1, 2), _req("b", 2, 1, 2), _req("c", 2, 1, 1), _req("d", 3, 1, 1)]
+    result = solution.simulate_batching(trace, 3, 100, "static")
+    _check(
+        result,
+        "static, 3 slots, requests arriving exactly when a batch ends",
+        steps=5,
+        generated=6,
+        finish={"a": 2, "b": 4, "c": 3, "d": 5},
+        latency={"a": 2, "b": 2, "c": 1, "d": 2},
+    )
+
+
+def test_zero_output_request_frees_its_slot_at_once(solution):
+    trace = [_req("a", 0, 1, 3), _req("z", 0, 1, 0), _req("b", 0, 1, 1), _req("c", 1, 1, 1)]
+    result = solution.simulate_batching(trace, 2, 100, "continuous")
+    # z takes the second slot and gives it back at once: b runs in step 0, c in step 1.
+    _check(
+        result,
+        "continuous, 2 slots, a zero-output request beside a running one",
+        steps=3,
+        generated=5,
+        finish={"a": 3, "z": 0, "b": 1, "c": 2},
+        latency={"a": 3, "z": 0, "b": 1, "c": 1},
+    )
+
+
+def test_result_types(solution):
+    trace = [_req("a", 0, 1, 2), _req("b", 0, 1, 2)]
+    for policy in ("continuous", "static"):
+        result = solution.simulate_batching(trace, 2, 10, policy)
+        assert type(result["steps"]) is int, f"{policy}: steps is {type(result['steps']).__name__}; the rules ask for an int"
+        assert type(result["generated_tokens"]) is int, f"{policy}: generated_tokens is {type(result['generated_tokens']).__name__}; the rules ask for an int"
+        assert type(result["throughput"]) is float, f"{policy}: throughput is {type(result['throughput']).__name__} {result['throughput']!r}; the rules ask for a float"
+        assert_close(result["throughput"], 2.0, what=f"{policy}: throughput of two 2-token requests run side by side")
+    empty = solution.simulate_batching([], 1, 1)
+    assert type(empty["throughput"]) is float, f"empty trace: throughput is {type(empty['throughput']).__name__}; the rules ask for 0.0"
+
+
+def test_spellings_and_number_types_raise(solution):
+    good = [_req("a", 0, 2, 2)]
+    bad_calls = [
+        (good, 2, 10, "Continuous"),
+        (good, 2, 10, "STATIC"),
+        (good, 2, 10, ""),
+        (good, 2.0, 10, "continuous"),
+        (good, True, 10, "continuous"),
+        (good, 2, 10.0, "static"),
+        (good, 2, "10", "static"),
+        ([_req("a", 1.0, 2, 2)], 2, 10, "continuous"),
+        ([_req("a", 0, 2.5, 2)], 2, 10, "continuous"),
+        ([_req("a", 0, 2, True)], 2, 10, "static"),
+        ([_req("a", 0, "2", 2)], 2, 10, "static"),
+    ]
+    for args in bad_calls:
+        with pytest.raises(ValueError):
+            solution.simulate_batching(*args)
+
+
+def test_a_bad_request_anywhere_in_the_list_raises(solution):
+    trace = [_req(f"r{i}", i, 3, 2) for i in range(30)]
+    for bad in (_req("late", 500, 3, -1), _req("r3", 40, 1, 1), _req("huge", 999, 20, 1), _req("neg", 1000, -3, 1)):
+        for policy in ("continuous", "static"):
+            with pytest.raises(ValueError):
+                solution.simulate_batching([*trace, bad], 2, 20, policy)
+
+
+# ---------------------------------------------------------------------------
+# Differential tests: the learner's simulator against the reference on
+# generated traces drawn from the whole space of the rules.
+# ---------------------------------------------------------------------------
+
+
+def _random_trace(rng):
+    n = rng.choice([0, 1, 1, 2, 3, 5, 8, 12, 20])
+    names = rng.sample([f"{p}{i}" for p in ("r", "req-", "x", "Q", "b_") for i in range(40)], n)
+    arrival, trace = 0, []
+    for name in names:
+        arrival += rng.choice([0, 0, 0, 1, 1, 2, 5, 17])
+        output = rng.choice([0, 0, 1, 1, 2, 3, 5, 8, 13])
+        trace.append(_req(name, arrival, rng.choice([0, 1, 2, 4, 9, 20]), output))
+    rng.shuffle(trace) if rng.random() < 0.5 else None
+    if rng.random() < 0.2:
+        for r in trace:
+            r["priority"] = rng.randrange(3)  # an extra key to ignore
+    return trace
+
+
+def _random_limits(rng, trace):
+    biggest = max((r["prompt"] + r["output"] for r in trace), default=1)
+    total = sum(r["prompt"] + r["output"] for r in trace)
+    budget = max(1, rng.choice([biggest, biggest + 1, biggest + rng.randrange(1, 30), max(biggest, total // 2), total + 1]))
+    return rng.choice([1, 1, 2, 3, 4, 8]), budget
+
+
+def _outcome(fn, *args):
+    try:
+        return ("value", fn(*args))
+    except Exception as exc:  # noqa: BLE001 - any exception is an outcome to compare
+        return ("raises", type(exc).__name__)
+
+
+def _compare(got, expected, label):
+    if expected[0] == "raises" or got[0] == "raises":
+        assert_equal(got, expected, f"{label}: outcome")
+        return
+    result, want = got[1], expected[1]
+    assert_equal(sorted(result), sorted(want), f"{label}: result keys")
+    assert type(result["steps"]) is int, f"{label}: steps must be an int, got {result['steps']!r}"
+    assert type(result["throughput"]) is float, f"{label}: throughput must be a float, got {result['throughput']!r}"
+    assert_int(result["steps"], want["steps"], f"{label}: steps", "steps")
+    assert_int(result["generated_tokens"], want["generated_tokens"], f"{label}: generated tokens", "tokens")
+    assert_close(result["throughput"], want["throughput"], what=f"{label}: throughput")
+    assert_equal(result["finish"], want["finish"], f"{label}: finish times")
+    assert_equal(result["latency"], want["latency"], f"{label}: latencies")
+
+
+def test_generated_traces_match_the_reference(solution):
+    rng = random.Random(job_seed())
+    for case in range(150):
+        trace = _random_trace(rng)
+        slots, budget = _random_limits(rng, trace)
+        for policy in ("continuous", "static"):
+            expected = _outcome(reference.simulate_batching, copy.deepcopy(trace), slots, budget, policy)
+            got = _outcome(solution.simulate_batching, trace, slots, budget, policy)
+            _compare(got, expected, f"case {case}, {policy}, {slots} slots, budget {budget}, trace {trace}")
+
+
+def test_generated_bad_input_raises_like_the_reference(solution):
+    rng = random.Random(job_seed() + 1)
+    for case in range(80):
+        trace = _random_trace(rng) or [_req("only", 0, 1, 1)]
+        slots, budget = _random_limits(rng, trace)
+        policy = rng.choice(["continuous", "static"])
+        kind = rng.randrange(6)
+        victim = rng.choice(trace)
+        if kind == 0:
+            victim[rng.choice(["arrival", "prompt", "output"])] = rng.choice([-1, -7, 1.0, 2.5, True, "3", None])
+        elif kind == 1:
+            trace.append(dict(rng.choice(trace), arrival=rng.randrange(100)))  # a duplicate id
+        elif kind == 2:
+            trace.append(_req("too-big", rng.randrange(1000), budget, 1))
+        elif kind == 3:
+            slots = rng.choice([0, -1, 2.0, True, "2", None])
+        elif kind == 4:
+            budget = rng.choice([0, -5, float(budget), "64", None])
+        else:
+            policy = rng.choice(["Continuous", "STATIC", "dynamic", "", None, "static "])
+        expected = _outcome(reference.simulate_batching, copy.deepcopy(trace), slots, budget, policy)
+        got = _outcome(solution.simulate_batching, trace, slots, budget, policy)
+        _compare(got, expected, f"case {case}, {policy!r}, {slots!r} slots, budget {budget!r}, trace {trace}")

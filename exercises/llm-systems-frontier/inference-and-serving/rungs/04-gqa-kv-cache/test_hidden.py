@@ -1,10 +1,12 @@
 """Hidden tests: MQA, grouping, cache contents, chunked prefill, batches, state and bad input."""
 
 import math
+import random
 
 import pytest
+import reference
 import torch
-from grading import assert_close, assert_int, assert_tensor
+from grading import assert_close, assert_int, assert_tensor, job_seed
 
 ATOL = 1e-5  # float32 outputs against a float64 recomputation
 RTOL = 1e-5
@@ -132,3 +134,165 @@ def test_non_positive_sizes_raise(solution):
     for args in ((0, 1, 16), (8, 0, 16), (8, 2, 0), (-8, 2, 16)):
         with pytest.raises(ValueError):
             solution.KVCache(*args)
+
+
+def _tolerance(q, k, v):
+    """(rtol, atol): 1e-5, widened by what float32 rounding of large scores can cost."""
+    group = q.shape[1] // k.shape[1]
+    scores = q.double() @ k.double().repeat_interleave(group, dim=1).transpose(-1, -2) / math.sqrt(q.shape[-1])
+    top_score = float(scores.abs().max()) if scores.numel() else 0.0
+    top_value = float(v.double().abs().max()) if v.numel() else 0.0
+    return RTOL, ATOL * max(1.0, top_value) + 2e-6 * top_score * top_value
+
+
+def test_large_scores_do_not_overflow(solution):
+    q, k, v = random_qkv(909, 1, 4, 2, 6, 16)
+    q, k = q * 8.0, k * 8.0  # scores in the hundreds: exp() of them overflows float32
+    cache = solution.KVCache(4, 2, 16)
+    got = run_in_chunks(cache, q, k, v, [3, 1, 2])
+    assert not bool(torch.isnan(got).any()), "attention output contains NaN for large scores"
+    rtol, atol = _tolerance(q, k, v)
+    assert_close(got, full_causal_attention(q, k, v), rtol=rtol, atol=atol, what="scores in the hundreds (q and k scaled by 8)")
+
+
+def test_half_precision_inputs_are_computed_in_float32(solution):
+    for dtype in (torch.float16, torch.bfloat16, torch.float64):
+        q, k, v = (x.to(dtype) for x in random_qkv(1010, 2, 4, 2, 5, 8))
+        cache = solution.KVCache(4, 2, 8)
+        got = run_in_chunks(cache, q, k, v, [3, 1, 1])
+        assert_tensor(got, shape=(2, 4, 5, 8), dtype=torch.float32, what=f"attention output for {dtype} inputs")
+        assert_close(got, full_causal_attention(q, k, v), rtol=RTOL, atol=ATOL, what=f"attention over {dtype} inputs, computed in float32")
+        keys = cache.keys()
+        assert_tensor(keys, shape=(2, 2, 5, 8), dtype=torch.float32, what=f"cache.keys() after {dtype} inputs")
+        assert_close(keys, k.to(torch.float32), what=f"cached keys of {dtype} inputs")
+
+
+def test_mixed_input_dtypes_in_one_call(solution):
+    q, k, v = random_qkv(1111, 1, 2, 1, 4, 8)
+    q, k = q.to(torch.bfloat16), k.to(torch.float16)
+    cache = solution.KVCache(2, 1, 8)
+    got = run_in_chunks(cache, q, k, v, [2, 2])
+    assert_close(got, full_causal_attention(q, k, v), rtol=RTOL, atol=ATOL, what="q in bfloat16, k in float16, v in float32")
+
+
+def test_zero_new_tokens_change_nothing(solution):
+    q, k, v = random_qkv(1212, 2, 4, 2, 4, 8)
+    cache = solution.KVCache(4, 2, 8)
+    empty = cache.attend(q[:, :, :0], k[:, :, :0], v[:, :, :0])
+    assert_tensor(empty, shape=(2, 4, 0, 8), what="result of attending to 0 new tokens on an empty cache")
+    assert_int(cache.length, 0, "cache.length after 0 new tokens", "tokens")
+    got = [cache.attend(q[:, :, :3], k[:, :, :3], v[:, :, :3])]
+    empty = cache.attend(q[:, :, 3:3], k[:, :, 3:3], v[:, :, 3:3])
+    assert_tensor(empty, shape=(2, 4, 0, 8), what="result of attending to 0 new tokens after a prefill")
+    assert_int(cache.length, 3, "cache.length after a prefill then 0 new tokens", "tokens")
+    got.append(cache.attend(q[:, :, 3:], k[:, :, 3:], v[:, :, 3:]))
+    assert_close(torch.cat(got, dim=2), full_causal_attention(q, k, v), rtol=RTOL, atol=ATOL, what="attention around calls with 0 new tokens")
+
+
+def test_empty_cache_contents(solution):
+    cache = solution.KVCache(6, 3, 5)
+    keys, values = cache.keys(), cache.values()
+    assert_tensor(keys, shape=(0, 3, 0, 5), dtype=torch.float32, what="cache.keys() before any token")
+    assert_tensor(values, shape=(0, 3, 0, 5), dtype=torch.float32, what="cache.values() before any token")
+
+
+def test_smallest_shapes(solution):
+    q, k, v = random_qkv(1313, 1, 1, 1, 3, 1)
+    cache = solution.KVCache(1, 1, 1)
+    got = run_in_chunks(cache, q, k, v, [1, 1, 1])
+    assert_close(got, full_causal_attention(q, k, v), rtol=RTOL, atol=ATOL, what="one head of size 1, batch 1, three decode steps")
+    assert_int(cache.length, 3, "cache.length", "tokens")
+
+
+def test_bad_calls_raise_and_leave_the_cache_alone(solution):
+    q, k, v = random_qkv(1414, 2, 4, 2, 4, 8)
+    cache = solution.KVCache(4, 2, 8)
+    cache.attend(q[:, :, :2], k[:, :, :2], v[:, :, :2])
+    t = slice(2, 3)
+    bad_calls = [
+        (q[:1, :, t], k[:1, :, t], v[:1, :, t]),  # batch differs from the cache's
+        (q[:, :2, t], k[:, :, t], v[:, :, t]),  # q with n_kv_heads heads
+        (q[:, :, t], q[:, :, t], v[:, :, t]),  # k with n_heads heads
+        (q[:, :, t, :4], k[:, :, t, :4], v[:, :, t, :4]),  # wrong head_dim
+        (q[:, :, 2:4], k[:, :, t], v[:, :, t]),  # q has 2 tokens, k and v 1
+        (q[:, :, t], k[:, :, t], v[:, :, 2:4]),  # v has 2 tokens
+        (q[0, :, t], k[0, :, t], v[0, :, t]),  # 3-D tensors
+        (q[:, :, t], k[:1, :, t], v[:1, :, t]),  # k and v with another batch size than q
+    ]
+    for args in bad_calls:
+        with pytest.raises(ValueError):
+            cache.attend(*args)
+    assert_int(cache.length, 2, "cache.length after refused calls", "tokens")
+    assert_close(cache.keys(), k[:, :, :2], what="cached keys after refused calls")
+    got = cache.attend(q[:, :, 2:], k[:, :, 2:], v[:, :, 2:])
+    expected = full_causal_attention(q, k, v)[:, :, 2:]
+    assert_close(got, expected, rtol=RTOL, atol=ATOL, what="attention after refused calls")
+
+
+def test_sizes_of_another_type_raise(solution):
+    for args in ((8.0, 2, 16), (8, 2.0, 16), (8, 2, 16.0), (True, 1, 4), (8, 2, "16")):
+        with pytest.raises(ValueError):
+            solution.KVCache(*args)
+
+
+# ---------------------------------------------------------------------------
+# Differential tests: generated call sequences against a from-scratch
+# recomputation in float64, cache contents against the reference.
+# ---------------------------------------------------------------------------
+
+DTYPES = [torch.float32, torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def _random_case(rng, gen):
+    n_kv = rng.choice([1, 1, 2, 3, 4])
+    n_heads = n_kv * rng.choice([1, 2, 3, 4])
+    head_dim = rng.choice([1, 2, 4, 8, 16, 32])
+    batch = rng.choice([1, 1, 2, 3])
+    chunks = [rng.choice([0, 1, 1, 1, 2, 3, 5]) for _ in range(rng.randrange(1, 7))]
+    if rng.random() < 0.5:
+        chunks[0] = rng.randrange(1, 9)  # a prefill
+    tokens = sum(chunks)
+    scale = rng.choice([1.0, 1.0, 0.01, 4.0, 10.0])
+    q = torch.randn(batch, n_heads, tokens, head_dim, generator=gen) * scale
+    k = torch.randn(batch, n_kv, tokens, head_dim, generator=gen) * scale
+    v = torch.randn(batch, n_kv, tokens, head_dim, generator=gen) * rng.choice([1.0, 1.0, 100.0])
+    return (n_heads, n_kv, head_dim), chunks, q, k, v
+
+
+def _play(cache, chunks, q, k, v, dtypes):
+    outs, start = [], 0
+    for size, (qd, kd, vd) in zip(chunks, dtypes, strict=True):
+        end = start + size
+        outs.append(cache.attend(q[:, :, start:end].to(qd), k[:, :, start:end].to(kd), v[:, :, start:end].to(vd)))
+        start = end
+    return outs
+
+
+def test_generated_call_sequences_match_full_attention(solution):
+    rng = random.Random(job_seed())
+    gen = torch.Generator().manual_seed(job_seed())
+    for case in range(30):
+        sizes, chunks, q, k, v = _random_case(rng, gen)
+        other_sizes, other_chunks, q2, k2, v2 = _random_case(rng, gen)
+        dtypes = [tuple(rng.choice(DTYPES) for _ in range(3)) for _ in chunks]
+        # What the learner's cache receives, rounded to those dtypes: the truth is computed from it.
+        q_in = torch.cat([q[:, :, sum(chunks[:i]) : sum(chunks[: i + 1])].to(d[0]).double() for i, d in enumerate(dtypes)], dim=2)
+        k_in = torch.cat([k[:, :, sum(chunks[:i]) : sum(chunks[: i + 1])].to(d[1]).double() for i, d in enumerate(dtypes)], dim=2)
+        v_in = torch.cat([v[:, :, sum(chunks[:i]) : sum(chunks[: i + 1])].to(d[2]).double() for i, d in enumerate(dtypes)], dim=2)
+        label = f"case {case}: {sizes[0]} heads, {sizes[1]} KV heads, head_dim {sizes[2]}, batch {q.shape[0]}, chunks {chunks}"
+        cache, other = solution.KVCache(*sizes), solution.KVCache(*other_sizes)
+        ref = reference.KVCache(*sizes)
+        # A second cache used in between, like another layer.
+        _play(other, other_chunks[:1], q2, k2, v2, [(torch.float32,) * 3])
+        outs = _play(cache, chunks, q, k, v, dtypes)
+        _play(ref, chunks, q, k, v, dtypes)
+        rtol, atol = _tolerance(q_in, k_in, v_in)
+        truth = full_causal_attention(q_in, k_in, v_in)
+        start = 0
+        for i, (size, out) in enumerate(zip(chunks, outs, strict=True)):
+            assert_close(out, truth[:, :, start : start + size], rtol=rtol, atol=atol, what=f"{label}: output of call {i} ({size} new tokens)")
+            start += size
+        assert_int(cache.length, ref.length, f"{label}: cache.length", "tokens")
+        assert_close(cache.keys(), ref.keys(), what=f"{label}: cache.keys()")
+        assert_close(cache.values(), ref.values(), what=f"{label}: cache.values()")
+        assert_int(other.length, other_chunks[0], f"{label}: length of a second cache used in between", "tokens")

@@ -1,7 +1,10 @@
 """Hidden tests: block counts, allocation order, out of blocks, copy-on-write, reference counts, waste."""
 
+import random
+
 import pytest
-from grading import assert_equal, assert_int
+import reference
+from grading import assert_equal, assert_int, job_seed
 
 
 def test_blocks_for_n_tokens_is_ceil_n_over_b(solution):
@@ -153,3 +156,215 @@ def test_two_managers_are_independent(solution):
     assert_equal(second.allocate(0, 3), [0, 1], "table in a second manager (its own pool)")
     assert_int(first.num_free_blocks(), 0, "free blocks of the first manager", "blocks")
     assert_int(second.num_free_blocks(), 4, "free blocks of the second manager", "blocks")
+
+
+def test_parent_writing_first_gets_the_copy(solution):
+    bm = solution.BlockManager(8, 4)
+    bm.allocate("p", 6)  # blocks 0, 1 (block 1 holds 2 of 4)
+    bm.fork("p", "c")
+    assert_equal(bm.append("p", 1), [(1, 2)], "copies when the parent writes first into the shared, partly filled block")
+    assert_equal(bm.block_table("p"), [0, 2], "parent's table after its copy-on-write")
+    assert_equal(bm.block_table("c"), [0, 1], "child's table (keeps the old block)")
+    assert_equal(bm.append("c", 2), [], "child now owns block 1 alone: it writes in place")
+    assert_equal(bm.block_table("c"), [0, 1], "child's table after writing in place")
+    assert_int(bm.ref_count(1), 1, "references to block 1", "references")
+
+
+def test_copy_on_write_needs_a_free_block(solution):
+    bm = solution.BlockManager(3, 4)
+    bm.allocate("p", 9)  # blocks 0, 1, 2: the pool is empty, block 2 holds 1 token
+    bm.fork("p", "c")
+    with pytest.raises(RuntimeError):
+        bm.append("c", 1)  # fits in block 2, but block 2 is shared: the copy needs a block
+    assert_equal(bm.block_table("c"), [0, 1, 2], "child's table after the refused append")
+    assert_int(bm.num_tokens("c"), 9, "child's tokens after the refused append", "tokens")
+    assert_int(bm.ref_count(2), 2, "references to the shared block after the refused append", "references")
+    assert_int(bm.num_free_blocks(), 0, "free blocks after the refused append", "blocks")
+    bm.free("p")
+    assert_equal(bm.append("c", 3), [], "append once the other sharer is gone (no copy needed)")
+    assert_equal(bm.block_table("c"), [0, 1, 2], "child's table after filling block 2")
+
+
+def test_copy_fits_but_new_blocks_do_not(solution):
+    bm = solution.BlockManager(4, 4)
+    bm.allocate("p", 6)  # blocks 0, 1
+    bm.fork("p", "c")
+    bm.allocate("x", 1)  # block 2: one block left
+    with pytest.raises(RuntimeError):
+        bm.append("c", 5)  # the copy of block 1 plus one new block: 2 needed, 1 free
+    assert_equal(bm.block_table("c"), [0, 1], "child's table after the refused append (no copy either)")
+    assert_int(bm.ref_count(1), 2, "references to block 1 after the refused append", "references")
+    assert_int(bm.num_free_blocks(), 1, "free blocks after the refused append", "blocks")
+    assert_equal(bm.append("c", 2), [(1, 3)], "copies when the append fits in the copied block")
+
+
+def test_copy_takes_the_lowest_block_before_new_ones(solution):
+    bm = solution.BlockManager(10, 4)
+    bm.allocate("a", 4)  # block 0
+    bm.allocate("p", 6)  # blocks 1, 2
+    bm.allocate("b", 8)  # blocks 3, 4
+    bm.free("a")  # block 0 is free again
+    bm.fork("p", "c")
+    assert_equal(bm.append("c", 7), [(2, 0)], "copies when the append also needs new blocks")
+    assert_equal(bm.block_table("c"), [1, 0, 5, 6], "child's table: the copy in the lowest free block, then new blocks")
+
+
+def test_appending_zero_tokens_never_copies(solution):
+    bm = solution.BlockManager(6, 4)
+    bm.allocate(1, 5)
+    bm.fork(1, 2)
+    assert_equal(bm.append(2, 0), [], "copies when appending 0 tokens to a shared, partly filled block")
+    assert_equal(bm.block_table(2), [0, 1], "table after appending 0 tokens")
+    assert_int(bm.ref_count(1), 2, "references to the shared block after appending 0 tokens", "references")
+
+
+def test_checks_happen_in_the_documented_order(solution):
+    bm = solution.BlockManager(4, 4)
+    bm.allocate("a", 4)
+    with pytest.raises(ValueError):
+        bm.allocate("a", 1000)  # id in use beats out of blocks
+    with pytest.raises(ValueError):
+        bm.allocate("a", -1)  # id in use (both are ValueError; nothing may change)
+    with pytest.raises(ValueError):
+        bm.allocate("b", 2.0)  # a bad count beats out of blocks... and is refused
+    with pytest.raises(KeyError):
+        bm.append("nobody", -1)  # unknown id beats a bad count
+    with pytest.raises(KeyError):
+        bm.append("nobody", 1000)  # unknown id beats out of blocks
+    with pytest.raises(ValueError):
+        bm.append("a", -5)
+    with pytest.raises(KeyError):
+        bm.fork("nobody", "a")  # unknown parent beats a child id in use
+    with pytest.raises(ValueError):
+        bm.fork("a", "a")
+    assert_int(bm.num_free_blocks(), 3, "free blocks after the refused calls", "blocks")
+    assert_equal(bm.block_table("a"), [0], "table of 'a' after the refused calls")
+
+
+def test_numbers_of_another_type_raise(solution):
+    for args in ((8.0, 4), (8, 4.0), (True, 4), (8, "4")):
+        with pytest.raises(ValueError):
+            solution.BlockManager(*args)
+    bm = solution.BlockManager(8, 4)
+    bm.allocate("s", 2)
+    for bad in (1.0, True, "3", None):
+        with pytest.raises(ValueError):
+            bm.allocate("t", bad)
+        with pytest.raises(ValueError):
+            bm.append("s", bad)
+    assert_int(bm.num_tokens("s"), 2, "tokens after the refused calls", "tokens")
+
+
+def test_ref_count_of_a_block_that_does_not_exist_raises(solution):
+    bm = solution.BlockManager(4, 2)
+    bm.allocate(0, 8)
+    for block in (-1, 4, 100, 1.0, "0"):
+        with pytest.raises(ValueError):
+            bm.ref_count(block)
+    assert_int(bm.ref_count(3), 1, "references to the last block", "references")
+
+
+def test_a_freed_id_can_be_used_again(solution):
+    bm = solution.BlockManager(6, 2)
+    bm.allocate("x", 3)
+    bm.free("x")
+    assert_equal(bm.allocate("x", 1), [0], "table of a new sequence reusing a freed id")
+    bm.fork("x", "y")
+    bm.free("y")
+    assert_equal(bm.fork("x", "y"), [0], "table of a fork reusing a freed id")
+    assert_int(bm.ref_count(0), 2, "references after forking to a reused id", "references")
+
+
+def test_int_and_string_ids_are_different(solution):
+    bm = solution.BlockManager(6, 2)
+    assert_equal(bm.allocate(0, 2), [0], "table of sequence 0")
+    assert_equal(bm.allocate("0", 2), [1], "table of sequence '0' (a different id)")
+    bm.free(0)
+    assert_equal(bm.block_table("0"), [1], "table of '0' after freeing 0")
+    with pytest.raises(KeyError):
+        bm.num_tokens(0)
+
+
+def test_empty_sequences_fork_and_grow(solution):
+    bm = solution.BlockManager(4, 3)
+    assert_equal(bm.allocate("e", 0), [], "table of an empty sequence")
+    assert_equal(bm.fork("e", "f"), [], "table of a fork of an empty sequence")
+    assert_equal(bm.append("f", 4), [], "copies when an empty fork grows (nothing to copy)")
+    assert_equal(bm.block_table("f"), [0, 1], "table of the fork after 4 tokens")
+    assert_equal(bm.block_table("e"), [], "table of the empty original")
+    assert_int(bm.wasted_slots("e"), 0, "unfilled slots of an empty sequence", "slots")
+
+
+# ---------------------------------------------------------------------------
+# Differential test: random call sequences against the reference, comparing
+# every result or exception and, at the end of each scenario, the whole state.
+# ---------------------------------------------------------------------------
+
+
+def _call(obj, name, *args):
+    try:
+        result = getattr(obj, name)(*args)
+    except Exception as exc:  # noqa: BLE001 - any exception is an outcome to compare
+        return ("raises", "RuntimeError" if isinstance(exc, RuntimeError) else type(exc).__name__)
+    if isinstance(result, list):
+        result = [list(item) if isinstance(item, (list, tuple)) else item for item in result]
+    return ("value", result)
+
+
+def _random_op(rng, live, dead, block_size, num_blocks):
+    ids = [*live, *dead, "ghost", 7, "7"]
+    kind = rng.choices(["allocate", "append", "fork", "free", "bad"], weights=[3, 6, 3, 2, 1])[0]
+    tokens = rng.choice([0, 1, 1, 2, block_size - 1, block_size, block_size + 1, 2 * block_size, rng.randrange(num_blocks * block_size + 2)])
+    if kind == "allocate":
+        return "allocate", (rng.choice([*dead, f"s{rng.randrange(40)}", rng.randrange(40)]) if rng.random() < 0.9 else rng.choice(ids), tokens)
+    if kind == "append" and live:
+        return "append", (rng.choice(live), rng.choice([1, 1, 1, tokens]))
+    if kind == "fork" and live:
+        return "fork", (rng.choice(live), rng.choice([*dead, f"f{rng.randrange(40)}", rng.choice(ids)]))
+    if kind == "free" and live:
+        return "free", (rng.choice(live),)
+    bad = [
+        ("allocate", (rng.choice(ids), rng.choice([-1, 1.0, True, 10**6]))),
+        ("append", (rng.choice(ids), rng.choice([-1, 2.0, 0, 10**6]))),
+        ("fork", (rng.choice(ids), rng.choice(ids))),
+        ("free", (rng.choice(ids),)),
+        ("ref_count", (rng.choice([-1, num_blocks, 0, num_blocks - 1, 1.0]),)),
+        ("num_tokens", (rng.choice(ids),)),
+        ("wasted_slots", (rng.choice(ids),)),
+        ("block_table", (rng.choice(ids),)),
+    ]
+    return rng.choice(bad)
+
+
+def test_generated_call_sequences_match_the_reference(solution):
+    rng = random.Random(job_seed())
+    for scenario in range(24):
+        num_blocks, block_size = rng.choice([1, 2, 3, 5, 8, 12]), rng.choice([1, 2, 3, 4, 16])
+        mine, ref = solution.BlockManager(num_blocks, block_size), reference.BlockManager(num_blocks, block_size)
+        history = []
+        for _ in range(30):
+            live = list(ref._tables)
+            dead = [seq for seq, _ in history if seq not in ref._tables][:3]
+            name, args = _random_op(rng, live, dead, block_size, num_blocks)
+            expected, got = _call(ref, name, *args), _call(mine, name, *args)
+            history.append((args[0], f"{name}{args!r} -> {expected}"))
+            label = f"scenario {scenario} (BlockManager({num_blocks}, {block_size})), call {len(history)}: " + "; ".join(h for _, h in history[-6:])
+            assert_equal(got, expected, label)
+            if name in ("allocate", "append", "fork") and expected[0] == "value":
+                seq = args[1] if name == "fork" else args[0]
+                assert_equal(_call(mine, "block_table", seq), _call(ref, "block_table", seq), f"{label}: block table of {seq!r}")
+                assert_equal(_call(mine, "num_free_blocks"), _call(ref, "num_free_blocks"), f"{label}: free blocks")
+        label = f"scenario {scenario} (BlockManager({num_blocks}, {block_size})) after {len(history)} calls, last: " + "; ".join(h for _, h in history[-4:])
+        for seq in ref._tables:
+            for name in ("block_table", "num_tokens", "wasted_slots"):
+                assert_equal(_call(mine, name, seq), _call(ref, name, seq), f"{label}: {name}({seq!r})")
+        for seq in ref._tables:
+            for name in ("num_tokens", "wasted_slots"):
+                value = getattr(mine, name)(seq)
+                assert type(value) is int, f"{label}: {name}({seq!r}) returned {type(value).__name__} {value!r}; the rules ask for an int"
+            table = mine.block_table(seq)
+            assert all(type(block) is int for block in table), f"{label}: block_table({seq!r}) = {table!r} holds non-int entries"
+        free = mine.num_free_blocks()
+        assert type(free) is int, f"{label}: num_free_blocks() returned {type(free).__name__} {free!r}; the rules ask for an int"
+        refs = [_call(ref, "ref_count", block) for block in range(num_blocks)]
+        assert_equal([_call(mine, "ref_count", block) for block in range(num_blocks)], refs, f"{label}: reference counts of blocks 0..{num_blocks - 1}")

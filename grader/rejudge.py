@@ -15,31 +15,28 @@ from django.db import transaction
 from django.db.models import Min
 from django.utils import timezone
 
-from exercises.jobs import job_for
-from grader import messages
-from grader.constants import OUTCOME_RANK, Kind, Outcome, Status
-from grader.models import Progress, Rejudge, RejudgeResult, Submission, SubmissionTestResult
-from grader.services import queue_for
-from sandbox.runner import SandboxRunner
+from exercises.runners import default_runner
+from sandbox.interface import Runner
+
+from . import lifecycle, results
+from .constants import OUTCOME_RANK, Kind, Outcome, Status
+from .models import Progress, Rejudge, RejudgeResult, Submission
+from .services import build_job
 
 log = logging.getLogger(__name__)
 
 
 def _tests_of(submission: Submission) -> list[dict[str, Any]]:
-    return [{"name": row.name, "outcome": row.outcome, "message": row.message, "detail": row.detail} for row in submission.test_results.all()]
-
-
-def enqueue_rejudge_result(result_id: int, queue: str) -> None:
-    from .tasks import rejudge_submission_task
-
-    rejudge_submission_task.apply_async(args=(result_id,), queue=queue)
+    return [
+        results.ShownTest(row.name, row.outcome, row.duration_s, row.message, row.detail, row.hidden).as_dict()
+        for row in submission.test_results.all()
+    ]
 
 
 @transaction.atomic
 def start_rejudge(submissions: Iterable[Submission], *, target: str, user: Any, note: str = "") -> Rejudge:
     """Queue a regrade of each finished submission against ``target`` (current or original version)."""
     rejudge = Rejudge.objects.create(created_by=user, target=target, note=note[:300])
-    queued: list[tuple[int, str]] = []
     for submission in submissions:
         if submission.status != Status.DONE:
             continue
@@ -55,47 +52,29 @@ def start_rejudge(submissions: Iterable[Submission], *, target: str, user: Any, 
             old_tests=_tests_of(submission),
         )
         # The same queue as the original grading: a rejudge waits its turn with learners' jobs.
-        queued.append((result.pk, queue_for(version, submission.kind)))
-
-    def enqueue_all() -> None:
-        for pk, queue in queued:
-            enqueue_rejudge_result(pk, queue)
-
-    transaction.on_commit(enqueue_all)
+        lifecycle.enqueue_on_commit(lifecycle.REJUDGES, result.pk, lifecycle.queue_for(version, submission.kind))
     return rejudge
 
 
-def rejudge_one(result_id: int, *, runner: SandboxRunner | Any | None = None) -> RejudgeResult | None:
-    """Claim one queued result, grade its submission's code, store the grade on the result only."""
-    claimed = RejudgeResult.objects.filter(pk=result_id, status=Status.QUEUED).update(status=Status.RUNNING, started_at=timezone.now())
-    if claimed != 1:
+def rejudge_one(result_id: int, *, runner: Runner | None = None, worker: str = "") -> RejudgeResult | None:
+    """Claim one queued result, grade its submission's code (with its own seed), store the grade on the result only.
+
+    None when there was nothing to claim (a redelivered task) or the claim was lost.
+    """
+    claim = lifecycle.claim(lifecycle.REJUDGES, result_id, worker)
+    if claim is None:
         return None
     result = RejudgeResult.objects.select_related("submission", "new_version").get(pk=result_id)
     submission, version = result.submission, result.new_version
-    if runner is None:
-        from grader.services import default_runner
-
-        runner = default_runner()
-    job = job_for(version, submission.kind, submission.code)
-    graded = runner.run(job)
-    hidden = submission.kind == Kind.SUBMIT
-    tests = []
-    for case in graded.tests:
-        message = case.message
-        if hidden:
-            message = "" if case.outcome == "passed" else version.hidden_description(case.name)
-        tests.append({"name": case.name, "outcome": case.outcome, "message": message, "detail": case.message if hidden else ""})
-    summary = graded.message
-    if graded.is_infra_error:
-        summary = messages.INFRA_ERRORS.get(graded.error_code or "attempts_exhausted", graded.message)
-    elif hidden and graded.outcome != Outcome.ERROR:
-        summary = ""
-    RejudgeResult.objects.filter(pk=result_id).update(
-        status=Status.DONE, new_outcome=graded.outcome, new_tests=tests, message=summary[:4000], error_code=graded.error_code, finished_at=timezone.now()
-    )
+    graded = results.present((runner or default_runner()).run(build_job(submission, version)), kind=submission.kind, version=version)
+    with transaction.atomic():
+        if not lifecycle.finish(
+            claim, new_outcome=graded.outcome, new_tests=[test.as_dict() for test in graded.tests], message=graded.message[:4000],
+            error_code=graded.error_code,
+        ):
+            return None
     result.refresh_from_db()
     return result
-
 
 def recompute_progress(user_id: int, rung_id: int) -> Progress | None:
     """Progress from the recorded Submits alone (after a rejudge changed some)."""
@@ -145,14 +124,7 @@ def apply_rejudge(rejudge: Rejudge, user: Any) -> int:
         Submission.objects.filter(pk=submission.pk).update(
             outcome=result.new_outcome, rung_version=result.new_version, message=result.message, error_code=result.error_code
         )
-        submission.test_results.all().delete()
-        SubmissionTestResult.objects.bulk_create(
-            SubmissionTestResult(
-                submission=submission, order=order, name=test["name"][:200], outcome=test["outcome"], message=test["message"],
-                detail=test.get("detail", ""), hidden=submission.kind == Kind.SUBMIT,
-            )
-            for order, test in enumerate(result.new_tests)
-        )
+        results.write_test_rows(submission, results.shown_tests_from_dicts(result.new_tests, hidden=submission.kind == Kind.SUBMIT))
         RejudgeResult.objects.filter(pk=result.pk).update(applied=True)
         changed += 1
         if submission.kind == Kind.SUBMIT:

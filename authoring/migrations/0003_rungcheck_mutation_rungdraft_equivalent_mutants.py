@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('authoring', '0001_initial'),
+        ('authoring', '0002_rungcheck_claims'),
     ]
 
     operations = [

@@ -1,0 +1,76 @@
+// Following one submission: server-sent "changed" hints trigger a re-fetch of
+// the JSON state, which is the truth; when the stream fails, polling takes over.
+import { setStatus } from "./dom.js";
+
+const POLL_MS = 700;
+const SAFETY_POLL_MS = 5000;
+
+/**
+ * root: the workspace element (its data-live / data-hints show the mode, for tests).
+ * onState(state) for every state fetched; onDone(state) once it is done.
+ * Returns follow(stateUrl, eventsUrl) and isFollowing().
+ */
+export function createTracker(root, onState, onDone) {
+  let current = null;  // { stateUrl, source, timers, done, fetching, again }
+
+  function stop(track) {
+    track.done = true;
+    if (track.source) track.source.close();
+    for (const timer of track.timers) clearInterval(timer);
+  }
+
+  async function refresh(track) {
+    if (track.done) return;
+    if (track.fetching) { track.again = true; return; }
+    track.fetching = true;
+    try {
+      const resp = await fetch(track.stateUrl, { credentials: "same-origin", cache: "no-store" });
+      if (!resp.ok) { setStatus("Could not fetch the result (" + resp.status + ").", "error"); stop(track); return; }
+      const state = await resp.json();
+      if (track !== current || track.done) return;
+      onState(state);
+      if (state.status === "done") {
+        stop(track);
+        onDone(state);
+      }
+    } catch (e) {
+      // A network blip: the next hint or poll tries again.
+    } finally {
+      track.fetching = false;
+      if (track.again && !track.done) { track.again = false; refresh(track); }
+    }
+  }
+
+  function startPolling(track, ms) { track.timers.push(setInterval(() => refresh(track), ms)); }
+
+  function follow(stateUrl, eventsUrl) {
+    if (current) stop(current);
+    const track = { stateUrl, source: null, timers: [], done: false, fetching: false, again: false };
+    current = track;
+    root.dataset.live = "connecting";
+    if (window.EventSource && eventsUrl) {
+      const source = new EventSource(eventsUrl);
+      track.source = source;
+      source.addEventListener("changed", () => {
+        root.dataset.live = "sse";
+        root.dataset.hints = String(Number(root.dataset.hints || 0) + 1);
+        refresh(track);
+      });
+      source.addEventListener("error", () => {
+        // Includes the server ending a long stream: poll from here on.
+        if (track.done) return;
+        source.close();
+        track.source = null;
+        root.dataset.live = "polling";
+        startPolling(track, POLL_MS);
+      });
+      startPolling(track, SAFETY_POLL_MS);  // queue position moves without events
+    } else {
+      root.dataset.live = "polling";
+      startPolling(track, POLL_MS);
+    }
+    refresh(track);
+  }
+
+  return { follow, isFollowing: () => current !== null };
+}

@@ -1,0 +1,265 @@
+"""The lifecycle of every claimed job: a Submission, a RejudgeResult, a RungCheck.
+
+Each is a row with ``status`` (``queued`` -> ``running`` -> ``done``), the
+claimer (``claimed_by``), the number of ``attempts`` and the times it was
+queued, started and finished. This module is the only one that changes a
+job's status, and each change is a conditional UPDATE whose row count is
+checked:
+
+- ``claim``: queued -> running, by one worker; a redelivered task finds
+  nothing to claim and does nothing;
+- ``requeue``: running -> queued, only by its claimer (an infrastructure
+  failure worth another try);
+- ``finish``: running -> done, only by its claimer: a worker that lost its
+  claim (the reaper gave the job to another worker) writes nothing;
+- ``reap``: one reaper for every kind. A job ``running`` past its kind's hard
+  limit (its worker died) goes back to ``queued``, or ends after
+  GRADER_MAX_ATTEMPTS; a job ``queued`` for long (its broker message lost)
+  is enqueued again. Duplicates are harmless: see ``claim``.
+
+Each kind of job is declared once as a ``JobKind``. grader declares
+submissions and rejudges here; authoring registers its Checks from its
+AppConfig, so the dependency points from authoring to grader only.
+
+Tasks stay leaves: work is enqueued by task name, never by importing a
+tasks module.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from . import messages
+from .constants import QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, ErrorCode, Kind, Outcome, Status
+from .models import RejudgeResult, Submission
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of claimed job: its model, its task and what ending it as abandoned means.
+
+    The model has ``status``, ``claimed_by``, ``attempts``, ``enqueued_at``,
+    ``started_at`` and ``finished_at``.
+    """
+
+    label: str
+    model: type[models.Model]
+    # The Celery task, by name: it takes the row's pk.
+    task: str
+    # The queue a row is graded on (run, submit or gpu).
+    queue_of: Callable[[Any], str]
+    # Seconds after which a running job cannot still be alive (its task's hard limit).
+    hard_limit_s: Callable[[], float]
+    # The fields that end a job whose attempts are used up.
+    abandoned: Callable[[], dict[str, Any]]
+    select_related: tuple[str, ...] = ()
+
+    def rows(self) -> models.QuerySet[Any]:
+        return self.model._default_manager.all()
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def register(kind: JobKind) -> JobKind:
+    """Make ``kind`` known to the reaper and to ``recover_claims``."""
+    _KINDS[kind.label] = kind
+    return kind
+
+
+def kinds() -> list[JobKind]:
+    return list(_KINDS.values())
+
+
+def queue_named(kind: str, gpu: bool) -> str:
+    """GPU work, Submits and Runs have separate queues so a burst of one kind
+    never starves the others."""
+    if gpu and settings.SANDBOX_GPU_ENABLED:
+        return QUEUE_GPU
+    return QUEUE_SUBMIT if kind == Kind.SUBMIT else QUEUE_RUN
+
+
+def queue_for(version: Any, kind: str) -> str:
+    """The queue of a Run or Submit against ``version``."""
+    return queue_named(kind, bool(version.gpu))
+
+
+def _grading_hard_limit_s() -> float:
+    return float(settings.GRADER_HARD_TIME_LIMIT_S)
+
+
+SUBMISSIONS = register(
+    JobKind(
+        label="submission",
+        model=Submission,
+        task="grader.grade_submission_task",
+        queue_of=lambda row: queue_for(row.rung_version, row.kind),
+        hard_limit_s=_grading_hard_limit_s,
+        abandoned=lambda: {
+            "outcome": Outcome.INFRA_ERROR,
+            "error_code": ErrorCode.ATTEMPTS_EXHAUSTED,
+            "message": messages.INFRA_ERRORS[ErrorCode.ATTEMPTS_EXHAUSTED],
+        },
+        select_related=("rung_version",),
+    )
+)
+
+REJUDGES = register(
+    JobKind(
+        label="rejudge",
+        model=RejudgeResult,
+        task="grader.rejudge_submission_task",
+        # The same queue as the original grading: a rejudge waits its turn with learners' jobs.
+        queue_of=lambda row: queue_for(row.new_version, row.submission.kind),
+        hard_limit_s=_grading_hard_limit_s,
+        abandoned=lambda: {
+            "new_outcome": Outcome.INFRA_ERROR,
+            "error_code": ErrorCode.ATTEMPTS_EXHAUSTED,
+            "message": messages.INFRA_ERRORS[ErrorCode.ATTEMPTS_EXHAUSTED],
+        },
+        select_related=("new_version", "submission"),
+    )
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A worker's hold on one job. ``token`` is what ``claimed_by`` holds:
+    the worker's name and a random suffix, so a worker restarted under the
+    same name is still a different claimer."""
+
+    kind: JobKind
+    pk: int
+    token: str
+    attempt: int
+
+
+def _token(worker: str) -> str:
+    return f"{worker or 'local'}#{secrets.token_hex(6)}"[-200:]
+
+
+def claim(kind: JobKind, pk: int, worker: str = "") -> Claim | None:
+    """Move a queued job to running for ``worker``; None when there is nothing to claim."""
+    token = _token(worker)
+    claimed = kind.rows().filter(pk=pk, status=Status.QUEUED).update(
+        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1, claimed_by=token
+    )
+    if claimed != 1:
+        log.info("%s %s already claimed or gone; nothing to do", kind.label, pk)
+        return None
+    attempt = kind.rows().filter(pk=pk).values_list("attempts", flat=True).first() or 1
+    return Claim(kind, pk, token, int(attempt))
+
+
+def _held(claim: Claim) -> models.QuerySet[Any]:
+    return claim.kind.rows().filter(pk=claim.pk, status=Status.RUNNING, claimed_by=claim.token)
+
+
+def requeue(claim: Claim, **fields: Any) -> bool:
+    """Put a job its claimer holds back in the queue (ours failed: another try).
+
+    The caller enqueues it again (a Celery retry, or ``enqueue``). False when
+    the claim was lost: the job is someone else's now.
+    """
+    return _held(claim).update(status=Status.QUEUED, enqueued_at=timezone.now(), **fields) == 1
+
+
+def finish(claim: Claim, **fields: Any) -> bool:
+    """End a job its claimer holds, writing ``fields`` with it.
+
+    False when the claim was lost (the reaper gave the job to another
+    worker): nothing is written, and the caller must write nothing else.
+    Call inside the transaction that writes the job's other rows.
+    """
+    done = _held(claim).update(status=Status.DONE, finished_at=timezone.now(), **fields)
+    if done != 1:
+        log.warning("%s %s: claim %s lost; its result is dropped", claim.kind.label, claim.pk, claim.token)
+    return done == 1
+
+
+def enqueue(kind: JobKind, pk: int, queue: str) -> None:
+    """Send the job's task by name, so no service imports a tasks module.
+
+    Call it after commit (``enqueue_on_commit``): a worker must find the row.
+    """
+    from config.celery import app
+
+    if app.conf.task_always_eager:
+        # send_task bypasses eager mode: run the registered task in-process instead.
+        app.loader.import_default_modules()
+        app.tasks[kind.task].apply_async(args=(pk,), queue=queue)
+        return
+    app.send_task(kind.task, args=(pk,), queue=queue)
+
+
+def enqueue_on_commit(kind: JobKind, pk: int, queue: str) -> None:
+    transaction.on_commit(lambda: enqueue(kind, pk, queue))
+
+
+@dataclass
+class ReapReport:
+    requeued: list[tuple[str, int]] = field(default_factory=list)
+    reset: list[tuple[str, int]] = field(default_factory=list)
+    abandoned: list[tuple[str, int]] = field(default_factory=list)
+
+
+def reap(now: datetime | None = None) -> ReapReport:
+    """Recover every kind of job that stopped making progress (the periodic sweep).
+
+    The database is the truth, the broker only a hint. Each change is
+    conditional on the row still being in the state it was read in: a
+    worker finishing right now wins.
+    """
+    now = now or timezone.now()
+    report = ReapReport()
+    queued_deadline = now - timedelta(seconds=settings.GRADER_QUEUED_STALE_S)
+    for kind in kinds():
+        running_deadline = now - timedelta(seconds=kind.hard_limit_s() + 30)
+        stuck = kind.rows().filter(status=Status.RUNNING, started_at__lt=running_deadline).select_related(*kind.select_related)
+        for row in stuck:
+            still = kind.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by)
+            if row.attempts >= settings.GRADER_MAX_ATTEMPTS:
+                if still.update(status=Status.DONE, finished_at=now, **kind.abandoned()):
+                    report.abandoned.append((kind.label, row.pk))
+                continue
+            if still.update(status=Status.QUEUED, enqueued_at=now):
+                report.reset.append((kind.label, row.pk))
+                enqueue_on_commit(kind, row.pk, kind.queue_of(row))
+        lost = kind.rows().filter(status=Status.QUEUED, enqueued_at__lt=queued_deadline).select_related(*kind.select_related)
+        for row in lost:
+            if kind.rows().filter(pk=row.pk, status=Status.QUEUED).update(enqueued_at=now):
+                report.requeued.append((kind.label, row.pk))
+                enqueue_on_commit(kind, row.pk, kind.queue_of(row))
+    if report.requeued or report.reset or report.abandoned:
+        log.warning("reaper: requeued %s, reset %s, abandoned %s", report.requeued, report.reset, report.abandoned)
+    return report
+
+
+def recover_claims(worker: str) -> list[tuple[str, int]]:
+    """Put back every job ``worker`` had claimed before it died.
+
+    Called when a worker of that name starts, so its jobs are graded once it
+    is back instead of after the reaper's deadline.
+    """
+    recovered: list[tuple[str, int]] = []
+    prefix = f"{worker}#"
+    for kind in kinds():
+        for row in kind.rows().filter(status=Status.RUNNING, claimed_by__startswith=prefix).select_related(*kind.select_related):
+            if kind.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by).update(status=Status.QUEUED, enqueued_at=timezone.now()):
+                recovered.append((kind.label, row.pk))
+                enqueue(kind, row.pk, kind.queue_of(row))
+    if recovered:
+        log.warning("worker %s restarted: re-enqueued its interrupted jobs %s", worker, recovered)
+    return recovered

@@ -1,0 +1,174 @@
+"""What a learner may see of a sandbox result, and the one writer of test rows.
+
+``present`` is the only place that decides what of a ``JobResult`` reaches a
+learner; grading, live updates and rejudges all go through it, and
+``write_test_rows`` / ``write_test_row`` are the only writers of
+``SubmissionTestResult``.
+
+The rules, for a Submit (hidden tests):
+
+- a hidden test shows the author's description when it fails, nothing when
+  it passes; the harness's own text goes to ``detail``, for staff only;
+- the summary is a fixed text per outcome (the page shows
+  ``messages.OUTCOME_SUMMARY``, and an error adds
+  ``SUBMIT_ERROR_AFTER_HIDDEN_CALL``): no exit status and no exception text
+  once a hidden test has called the learner's code. Only an error raised
+  before any hidden call (an import or syntax error at load) is shown as it is;
+- stdout and stderr are dropped: they could carry what the learner's code
+  learned about hidden inputs;
+- per-test durations are withheld, and peak memory and timings are
+  coarsened: they cannot carry a byte per test (see ``MEMORY_BUCKET``).
+
+Every string is made safe to store first: NUL removed, invalid Unicode
+replaced (the runner does the same; this is the last line before the
+database).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from sandbox.jobs import CaseResult, JobResult
+
+from . import messages
+from .constants import Kind, Outcome
+from .models import Submission, SubmissionTestResult
+
+# Peak memory after a Submit is shown in buckets this large (rounded up): a
+# 1 GiB limit then gives 16 values per Submit, not 2**30.
+MEMORY_BUCKET = 64 * 1024 * 1024
+
+
+def safe_text(text: str, limit: int | None = None) -> str:
+    """``text`` without NUL and with invalid Unicode (lone surrogates) replaced."""
+    cleaned = str(text).replace("\x00", "").encode("utf-8", errors="replace").decode("utf-8")
+    return cleaned if limit is None else cleaned[:limit]
+
+
+@dataclass(frozen=True)
+class ShownTest:
+    """One test as stored and shown: ``message`` for the learner, ``detail`` for staff."""
+
+    name: str
+    outcome: str
+    duration_s: float
+    message: str
+    detail: str
+    hidden: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A result as the learner may see it (and as it is stored)."""
+
+    outcome: str
+    message: str
+    error_code: str
+    stdout: str
+    stderr: str
+    tests: list[ShownTest]
+    peak_memory_bytes: int | None
+    timings: dict[str, Any]
+
+
+class DescribesHiddenTests(Protocol):
+    """A rung version: what its author says about each hidden test."""
+
+    def hidden_description(self, test_name: str) -> str: ...
+
+
+def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, leaked: bool = False) -> ShownTest:
+    """One test of a Run or a Submit as the learner may see it."""
+    name = safe_text(case.name, 200)
+    if kind != Kind.SUBMIT:
+        return ShownTest(name, case.outcome, round(max(0.0, case.duration_s), 3), safe_text(case.message), "", hidden=False)
+    message = "" if case.outcome == "passed" else version.hidden_description(case.name)
+    if leaked:
+        message = f"{message} {messages.STATE_LEAK_NOTE}".strip()
+    # NOTE: duration 0 means "withheld"; a hidden test's time could encode its input.
+    return ShownTest(name, case.outcome, 0.0, safe_text(message), safe_text(case.message), hidden=True)
+
+
+def hidden_calls_made(result: JobResult) -> bool:
+    """Whether a hidden test called the learner's code (the runner says True when unknown: the safe side)."""
+    return result.hidden_calls_made
+
+
+def summary_for(result: JobResult, kind: str) -> str:
+    """The stored summary sentence of a result (the page adds the outcome's fixed text)."""
+    if result.is_infra_error:
+        return messages.infra_error(result.error_code)
+    if kind != Kind.SUBMIT:
+        return safe_text(result.message)
+    if result.rerun_failure in messages.RERUN_FAILED:
+        return messages.RERUN_FAILED[result.rerun_failure]
+    if result.outcome == Outcome.ERROR:
+        if not hidden_calls_made(result):
+            # Raised while loading the learner's module: no hidden input exists yet.
+            return safe_text(result.message)
+        return messages.SUBMIT_ERROR_AFTER_HIDDEN_CALL
+    return ""
+
+
+def _coarse_memory(peak: int | None) -> int | None:
+    if peak is None:
+        return None
+    return max(1, math.ceil(peak / MEMORY_BUCKET)) * MEMORY_BUCKET
+
+
+def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> Graded:
+    """Turn a sandbox result into what is stored and shown for a Run or a Submit."""
+    leaks = set(result.state_leaks)
+    tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks) for case in result.tests]
+    submit = kind == Kind.SUBMIT
+    timings: dict[str, Any] = dict(result.timings)
+    if submit:
+        timings = {key: round(value) if isinstance(value, float) else value for key, value in timings.items()}
+    return Graded(
+        outcome=result.outcome,
+        message=summary_for(result, kind),
+        error_code=safe_text(result.error_code, 40),
+        stdout="" if submit else safe_text(result.stdout),
+        stderr="" if submit else safe_text(result.stderr),
+        tests=tests,
+        peak_memory_bytes=_coarse_memory(result.peak_memory_bytes) if submit else result.peak_memory_bytes,
+        timings=timings,
+    )
+
+
+def write_test_rows(submission: Submission, tests: Sequence[ShownTest]) -> None:
+    """Replace the submission's test rows with ``tests`` (its final grade)."""
+    submission.test_results.all().delete()
+    SubmissionTestResult.objects.bulk_create(
+        SubmissionTestResult(
+            submission=submission, order=order, name=test.name, outcome=test.outcome, duration_s=test.duration_s,
+            message=test.message, detail=test.detail, hidden=test.hidden,
+        )
+        for order, test in enumerate(tests)
+    )
+
+
+def write_test_row(submission: Submission, order: int, test: ShownTest) -> None:
+    """Write one test's row as it finishes (live updates); the final grade replaces them all."""
+    SubmissionTestResult.objects.update_or_create(
+        submission=submission,
+        name=test.name,
+        defaults={"order": order, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message,
+                  "detail": test.detail, "hidden": test.hidden},
+    )
+
+
+def shown_tests_from_dicts(rows: Sequence[dict[str, Any]], *, hidden: bool) -> list[ShownTest]:
+    """Tests kept as JSON on a RejudgeResult, back as ``ShownTest`` (rows written before
+    ``hidden`` was kept take it from the submission's kind)."""
+    return [
+        ShownTest(name=str(row["name"])[:200], outcome=str(row["outcome"]), duration_s=float(row.get("duration_s") or 0.0),
+                  message=str(row.get("message", "")), detail=str(row.get("detail", "")), hidden=bool(row.get("hidden", hidden)))
+        for row in rows
+    ]

@@ -1,0 +1,35 @@
+"""Jobs are enqueued by task name: every name a JobKind sends must be a registered task."""
+
+from __future__ import annotations
+
+from grader import lifecycle
+
+
+def test_every_kind_names_a_registered_task():
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    labels = {kind.label: kind.task for kind in lifecycle.kinds()}
+    assert set(labels) == {"submission", "rejudge", "check"}
+    assert {task for task in labels.values() if task not in app.tasks} == set()
+
+
+def test_eager_mode_runs_the_task_in_process(catalog, learner, monkeypatch, django_capture_on_commit_callbacks):
+    from config.celery import app
+    from exercises.models import Rung
+    from grader import services
+    from grader.constants import Kind, Status
+    from grader.models import Submission
+    from sandbox.testing import FakeRunner
+
+    runner = FakeRunner()
+    monkeypatch.setattr(services, "default_runner", lambda: runner)
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = services.submit_solution(user=learner, rung=Rung.objects.get(slug="kv-cache-size"), kind=Kind.RUN, code="x = 1\n")
+    finally:
+        app.conf.task_always_eager = eager
+    assert Submission.objects.get(pk=submission.pk).status == Status.DONE
+    assert len(runner.jobs) == 1

@@ -1,0 +1,116 @@
+"""What a learner may see of a grade (issue 14.1) and what happens when a grade cannot be stored (14.4)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from django.db import DataError
+
+from exercises.models import Rung
+from grader import results, services
+from grader.constants import Kind, Outcome, Status
+from grader.messages import OUTCOME_SUMMARY, RERUN_FAILED, SUBMIT_ERROR_AFTER_HIDDEN_CALL
+from grader.models import Submission
+from sandbox.jobs import CaseResult
+from sandbox.testing import FakeRunner, job_result
+
+SECRET = "hidden input 1234567"
+
+
+@pytest.fixture
+def rung(catalog) -> Rung:
+    return Rung.objects.get(slug="kv-cache-size")
+
+
+def _grade(rung: Rung, learner, kind: str, result) -> Submission:
+    submission = services.submit_solution(user=learner, rung=rung, kind=kind, code="x = 1\n")
+    services.grade_submission(submission.pk, runner=FakeRunner(result))
+    submission.refresh_from_db()
+    return submission
+
+
+def _state(client, learner, submission: Submission) -> dict[str, Any]:
+    client.force_login(learner)
+    state: dict[str, Any] = client.get(f"/submissions/{submission.pk}/state").json()
+    return state
+
+
+@pytest.mark.parametrize(
+    ("outcome", "message"),
+    [
+        (Outcome.ERROR, f"ValueError: {SECRET}"),
+        (Outcome.FAILED, f"the harness saw exit status 3 ({SECRET})"),
+        (Outcome.TIMEOUT, f"Timed out after {SECRET}"),
+        (Outcome.MEMORY_LIMIT, f"killed at {SECRET}"),
+    ],
+)
+def test_a_submit_summary_is_a_fixed_text_once_a_hidden_test_called_the_code(rung, learner, client, outcome, message):
+    tests = [CaseResult(name="test_hidden_edge", outcome="failed", message=f"assert {SECRET}")]
+    submission = _grade(rung, learner, Kind.SUBMIT, job_result(outcome, tests, message=message, hidden_calls_made=True))
+    state = _state(client, learner, submission)
+    assert state["outcome"] == outcome
+    assert state["summary"] == OUTCOME_SUMMARY[outcome]
+    assert state["message"] == (SUBMIT_ERROR_AFTER_HIDDEN_CALL if outcome == Outcome.ERROR else "")
+    assert SECRET not in str(state)
+    # Staff keep the harness's own text.
+    assert SECRET in submission.test_results.get().detail
+
+
+def test_an_error_before_any_hidden_call_is_shown_as_it_is(rung, learner, client):
+    load_error = "SyntaxError: invalid syntax (solution.py, line 3)"
+    submission = _grade(rung, learner, Kind.SUBMIT, job_result(Outcome.ERROR, [], message=load_error, hidden_calls_made=False))
+    assert _state(client, learner, submission)["message"] == load_error
+
+
+def test_after_a_submit_durations_are_withheld_and_memory_and_timings_coarsened(rung, learner, client):
+    tests = [CaseResult(name=f"test_{n}", outcome="passed", duration_s=0.1 + n / 1000) for n in range(3)]
+    peak = 123_456_789
+    submission = _grade(rung, learner, Kind.SUBMIT, job_result(Outcome.PASSED, tests, peak_memory_bytes=peak, timings={"run_s": 1.337, "total_s": 2.5}))
+    state = _state(client, learner, submission)
+    assert [test["duration_s"] for test in state["tests"]] == [0.0, 0.0, 0.0]
+    assert state["peak_memory_bytes"] == math.ceil(peak / results.MEMORY_BUCKET) * results.MEMORY_BUCKET
+    assert state["timings"]["run_s"] == 1 and state["timings"]["total_s"] == 2
+
+
+def test_after_a_run_durations_memory_and_output_are_shown_exactly(rung, learner, client):
+    tests = [CaseResult(name="test_visible", outcome="passed", duration_s=0.1234)]
+    submission = _grade(rung, learner, Kind.RUN, job_result(Outcome.PASSED, tests, peak_memory_bytes=12345, stdout="hello"))
+    state = _state(client, learner, submission)
+    assert state["tests"][0]["duration_s"] == 0.123
+    assert state["peak_memory_bytes"] == 12345 and state["stdout"] == "hello"
+
+
+def test_nul_and_invalid_unicode_from_the_sandbox_are_stored_safely(rung, learner):
+    tests = [CaseResult(name="test_visible\x00", outcome="failed", message="bad \ud800 text\x00")]
+    submission = _grade(rung, learner, Kind.RUN, job_result(Outcome.FAILED, tests, stdout="out\x00\udcff", message="boom\x00"))
+    assert submission.status == Status.DONE and submission.outcome == Outcome.FAILED
+    assert "\x00" not in submission.stdout and submission.stdout.startswith("out")
+    row = submission.test_results.get()
+    assert row.name == "test_visible" and "\x00" not in row.message
+
+
+def test_a_result_that_cannot_be_stored_ends_with_a_stored_fallback(rung, learner, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise DataError("invalid byte sequence for encoding UTF8: 0x00")
+
+    monkeypatch.setattr(results, "write_test_rows", refuse)
+    submission = _grade(rung, learner, Kind.SUBMIT, job_result(Outcome.PASSED))
+    assert submission.status == Status.DONE
+    assert (submission.outcome, submission.error_code) == (Outcome.INFRA_ERROR, "record_failed")
+    assert submission.message == "The grader could not store this result. This attempt does not count; please try again."
+    assert learner.progress.count() == 0  # ours: never counted
+    # The learner may send code for this rung again.
+    assert services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="x = 2\n").status == Status.QUEUED
+
+
+@pytest.mark.parametrize(("outcome", "failure"), [(Outcome.TIMEOUT, "timeout"), (Outcome.ERROR, "error"), (Outcome.FAILED, "incomplete")])
+def test_a_failed_rerun_is_explained_with_a_fixed_sentence(rung, learner, client, outcome, failure):
+    tests = [CaseResult(name="test_hidden_edge", outcome="passed")]
+    result = job_result(outcome, tests, message=f"second check: {SECRET}", hidden_calls_made=True, rerun_failure=failure)
+    submission = _grade(rung, learner, Kind.SUBMIT, result)
+    state = _state(client, learner, submission)
+    assert state["outcome"] == outcome
+    assert state["message"] == RERUN_FAILED[failure]
+    assert SECRET not in str(state)

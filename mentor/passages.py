@@ -1,0 +1,151 @@
+"""Cutting a module's teaching text into passages: the text a learner can already read.
+
+Reference solutions, hidden tests and wrong solutions are never read here.
+The sectioning (``split_sections``, ``reference_anchor``) is shared with
+the frontend, which renders the same sections with the same anchors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.urls import reverse
+from django.utils.text import slugify
+
+from exercises.models import Module, Rung
+
+from .constants import (
+    INDEX_VERSION,
+    PassageKind,
+)
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+# --- Cutting the module into passages --------------------------------------
+
+
+@dataclass(frozen=True)
+class PassageDraft:
+    key: str
+    kind: str
+    title: str
+    url: str
+    text: str
+    rung: Rung | None = None
+
+
+def reference_anchor(heading: str) -> str:
+    """The id the module page gives a quick-reference block: ``ref-<slug of its heading>``."""
+    return f"ref-{slugify(heading)}"
+
+
+def split_sections(markdown: str, levels: tuple[int, ...]) -> list[tuple[str | None, str]]:
+    """``markdown`` cut at headings of the given levels: (heading or None for the text before the first, body).
+
+    Fenced code is never cut, so a ``## comment`` inside a code block stays text.
+    """
+    sections: list[tuple[str | None, list[str]]] = [(None, [])]
+    fence: str | None = None
+    for line in markdown.splitlines():
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            fence = marker if fence is None else (None if marker == fence else fence)
+        elif fence is None:
+            heading = _HEADING.match(line)
+            if heading and len(heading.group(1)) in levels:
+                sections.append((heading.group(2).strip(), []))
+                continue
+        sections[-1][1].append(line)
+    result: list[tuple[str | None, str]] = []
+    for title, lines in sections:
+        body = "\n".join(lines).strip()
+        if title is not None or body:
+            result.append((title, body))
+    return result
+
+
+def _plain(heading: str) -> str:
+    return heading.replace("`", "").replace("**", "").strip()
+
+
+def _unique(key: str, seen: set[str]) -> str:
+    candidate, n = key, 2
+    while candidate in seen:
+        candidate, n = f"{key}-{n}", n + 1
+    seen.add(candidate)
+    return candidate
+
+
+def module_passages(module: Module) -> list[PassageDraft]:
+    """Every passage of ``module``, in page order. Reads only learner-visible text."""
+    module_url = reverse("module", args=[module.slug])
+    drafts: list[PassageDraft] = []
+    concept = "\n\n".join(part for part in (module.summary, module.concept_md, module.why_it_matters and f"Why it matters: {module.why_it_matters}") if part)
+    if concept.strip():
+        drafts.append(PassageDraft("concept", PassageKind.CONCEPT, f"{module.title}: the idea", f"{module_url}#concept", concept))
+    if module.worked_example_md.strip():
+        drafts.append(
+            PassageDraft("worked-example", PassageKind.WORKED_EXAMPLE, f"{module.title}: worked example", f"{module_url}#worked-example", module.worked_example_md)
+        )
+    seen: set[str] = set()
+    for heading, body in split_sections(module.reference_md, (2,)):
+        if heading is None:
+            drafts.append(PassageDraft("ref", PassageKind.REFERENCE, "Quick reference", f"{module_url}#reference", body))
+            continue
+        slug = _unique(slugify(heading) or "block", seen)
+        drafts.append(PassageDraft(f"ref:{slug}", PassageKind.REFERENCE, _plain(heading), f"{module_url}#ref-{slug}", body or heading))
+    for n, line in enumerate(module.one_liners, start=1):
+        drafts.append(PassageDraft(f"one-liner:{n}", PassageKind.ONE_LINER, "Remember", f"{module_url}#one-liners", str(line)))
+    if module.sources:
+        lines = []
+        for source in module.sources:
+            authors = f", {source.get('authors')}" if source.get("authors") else ""
+            year = f" ({source.get('year')})" if source.get("year") else ""
+            lines.append(f"- {source.get('kind', 'source')}: {source.get('title', '')}{authors}{year}")
+        drafts.append(PassageDraft("sources", PassageKind.SOURCES, "Go further: sources", f"{module_url}#sources", "\n".join(lines)))
+    rungs = Rung.objects.filter(module=module, current_version__isnull=False).select_related("current_version").order_by("order", "slug")
+    for rung in rungs:
+        version = rung.current_version
+        assert version is not None
+        rung_url = reverse("rung", args=[rung.slug])
+        seen = set()
+        # NOTE: instructions only. reference_code, hidden_tests and
+        # wrong_solutions are never read here.
+        for heading, body in split_sections(version.instructions_md, (2, 3)):
+            if heading is None:
+                text = "\n\n".join(part for part in (version.summary, body) if part)
+                drafts.append(PassageDraft(f"rung:{rung.slug}", PassageKind.RUNG, version.title, rung_url, text, rung))
+                continue
+            section = _unique(slugify(heading) or "section", seen)
+            drafts.append(
+                PassageDraft(f"rung:{rung.slug}:{section}", PassageKind.RUNG, f"{version.title}: {_plain(heading)}", rung_url, body or heading, rung)
+            )
+    return drafts
+
+
+def source_hash(module: Module) -> str:
+    """A digest of everything the module's passages are cut from."""
+    rungs = sorted(
+        Rung.objects.filter(module=module, current_version__isnull=False).values_list("slug", "order", "current_version__content_hash")
+    )
+    payload: list[Any] = [
+        INDEX_VERSION,
+        module.slug,
+        module.title,
+        module.summary,
+        module.why_it_matters,
+        module.concept_md,
+        module.worked_example_md,
+        module.reference_md,
+        module.one_liners,
+        module.sources,
+        rungs,
+    ]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,145 @@
+"""Finding the passages that answer a question: the per-module index and BM25."""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from exercises.models import Module, Rung
+
+from .constants import (
+    BM25_B,
+    BM25_K1,
+    EXCERPT_CHARS,
+    TITLE_REPEAT,
+    TOP_K,
+)
+from .models import ModuleIndex, Passage
+from .passages import PassageDraft, module_passages, source_hash
+from .text import query_terms, terms
+
+log = logging.getLogger(__name__)
+
+# Markdown markers stripped from an excerpt (headings, bold).
+_MARKDOWN_NOISE = re.compile(r"^#{1,6}[ \t]+|\*\*|__", re.M)
+
+
+def _passage_terms(draft: PassageDraft) -> list[str]:
+    return terms(draft.title) * TITLE_REPEAT + terms(draft.text)
+
+
+def _build(module: Module, digest: str) -> int:
+    drafts = module_passages(module)
+    Passage.objects.filter(module=module).delete()
+    rows = []
+    for order, draft in enumerate(drafts):
+        found = _passage_terms(draft)
+        rows.append(
+            Passage(
+                module=module,
+                rung=draft.rung,
+                key=draft.key,
+                kind=draft.kind,
+                title=draft.title[:300],
+                url=draft.url,
+                text=draft.text,
+                terms=" ".join(found),
+                length=len(found),
+                order=order,
+            )
+        )
+    Passage.objects.bulk_create(rows)
+    ModuleIndex.objects.filter(module=module).update(source_hash=digest, built_at=timezone.now(), passages=len(rows))
+    return len(rows)
+
+
+def ensure_index(module: Module) -> None:
+    """Rebuild ``module``'s passages when its text changed since the last build.
+
+    Called before every search, so a ``load_exercises`` needs no extra step.
+    The row lock makes concurrent first questions build the index once.
+    """
+    digest = source_hash(module)
+    index, _ = ModuleIndex.objects.get_or_create(module=module)
+    if index.source_hash == digest:
+        return
+    with transaction.atomic():
+        index = ModuleIndex.objects.select_for_update().get(pk=index.pk)
+        if index.source_hash == digest:
+            return
+        count = _build(module, digest)
+    log.info("mentor: indexed %s (%d passages)", module.slug, count)
+
+
+def rebuild_index(module: Module | None = None) -> dict[str, int]:
+    """Rebuild the passages of ``module`` (or of every module) now; {slug: passages}."""
+    modules = [module] if module is not None else list(Module.objects.all())
+    built = {}
+    for each in modules:
+        ModuleIndex.objects.get_or_create(module=each)
+        with transaction.atomic():
+            ModuleIndex.objects.select_for_update().get(module=each)
+            built[each.slug] = _build(each, source_hash(each))
+    return built
+
+
+# --- Searching ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage: Passage
+    score: float
+    excerpt: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"key": self.passage.key, "title": self.passage.title, "url": self.passage.url, "text": self.excerpt}
+
+
+def excerpt(text: str, weights: dict[str, float], limit: int = EXCERPT_CHARS) -> str:
+    """The paragraph of ``text`` that shares most with the question, and what follows it, cut to ``limit``."""
+    paragraphs = [p.strip() for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
+    if not paragraphs:
+        return ""
+    scores = [sum(weights.get(term, 0.0) for term in set(terms(p))) for p in paragraphs]
+    best = max(range(len(paragraphs)), key=lambda i: (scores[i], -i))
+    chosen = "\n\n".join(paragraphs[best:])
+    chosen = _MARKDOWN_NOISE.sub("", chosen).strip()
+    if len(chosen) <= limit:
+        return chosen
+    cut = chosen[:limit].rsplit(None, 1)[0] if " " in chosen[:limit] else chosen[:limit]
+    return cut.rstrip(",;:") + " …"
+
+
+def search(module: Module, question: str, *, limit: int = TOP_K, rung: Rung | None = None) -> list[Hit]:
+    """The ``limit`` passages of ``module`` that best answer ``question``, best first (BM25).
+
+    Passages of ``rung`` (the exercise the learner is on) get a small lift.
+    """
+    ensure_index(module)
+    weights = query_terms(question)
+    passages = list(Passage.objects.filter(module=module).order_by("order"))
+    if not weights or not passages:
+        return []
+    documents = [passage.terms.split() for passage in passages]
+    average_length = sum(len(doc) for doc in documents) / len(documents) or 1.0
+    frequency = Counter(term for doc in documents for term in set(doc) if term in weights)
+    total = len(documents)
+    idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5)) for term, df in frequency.items()}
+    scored: list[tuple[float, int, Passage]] = []
+    for passage, doc in zip(passages, documents, strict=True):
+        counts = Counter(term for term in doc if term in idf)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / average_length)
+        score = sum(weights[term] * idf[term] * count * (BM25_K1 + 1) / (count + norm) for term, count in counts.items())
+        if score > 0 and rung is not None and passage.rung_id == rung.pk:
+            score *= 1.15
+        if score > 0:
+            scored.append((score, passage.order, passage))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [Hit(passage, round(score, 4), excerpt(passage.text, weights)) for score, _, passage in scored[:limit]]

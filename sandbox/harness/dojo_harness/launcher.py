@@ -1,0 +1,209 @@
+"""The root-side launcher: the one process that starts learner fork servers.
+
+Forked by the harness before it drops its privileges, and after it has
+imported torch and pytest, it stays root (with only SETUID, SETGID, CHOWN
+and SYS_RESOURCE, the container's capabilities). Each fork server is a fork
+of it that drops to the learner uid: starting one costs milliseconds, not
+an import. It holds nothing of the job (it was forked before the job arrived), and a process
+that drops from root to another uid is not dumpable, so a learner cannot
+ptrace or read what it inherited. It answers two requests from the harness,
+over a socketpair that no other process holds:
+
+- ``start``: start a learner fork server and hand the harness the control
+  end of its channel (SCM_RIGHTS);
+- ``reset``: kill every process of the learner uid and delete its files,
+  then start a new fork server, as ``start`` does.
+
+The harness uid cannot signal root, and neither can the learner; so the
+learner can neither stop a reset nor fake one. Each server gets
+``oom_score_adj`` 1000 from root, with CAP_SYS_RESOURCE, which also raises
+the floor: the learner can never lower it again, and on memory pressure the
+kernel kills the learner's processes before the harness's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .protocol import recv_message, send_message
+from .scrub import scrub
+
+LEARNER_OOM_SCORE_ADJ = 1000
+RESET_ROUNDS = 20
+
+
+def _become(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _learner_processes(uid: int) -> list[int]:
+    """Pids of live (not zombie) processes of ``uid`` in this container."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uids = fields.get("Uid", "").split()
+        if uids and int(uids[0]) == uid and not fields.get("State", "").strip().startswith("Z"):
+            found.append(int(entry.name))
+    return found
+
+
+class Launcher:
+    """Runs in the forked root process; see the module docstring."""
+
+    def __init__(self, sock: socket.socket, learner_uid: int, env: dict[str, str], stdout_fd: int, stderr_fd: int) -> None:
+        self.sock = sock
+        self.learner_uid = learner_uid
+        self.env = env
+        self.stdout_fd = stdout_fd
+        self.stderr_fd = stderr_fd
+        self.servers: list[int] = []
+
+    def _become_server(self, server_end: socket.socket) -> None:
+        """In the forked child: turn this copy of the launcher into a fork server."""
+        self.sock.close()
+        os.dup2(self.stdout_fd, 1)
+        os.dup2(self.stderr_fd, 2)
+        os.closerange(3, server_end.fileno())
+        os.closerange(server_end.fileno() + 1, 65536)
+        # As root, before the uid changes: the score (and, with SYS_RESOURCE,
+        # its floor) sticks.
+        try:
+            with open("/proc/self/oom_score_adj", "w") as handle:
+                handle.write(str(LEARNER_OOM_SCORE_ADJ))
+        except OSError:
+            pass
+        os.setsid()
+        _become(self.learner_uid)
+        os.environ.clear()
+        os.environ.update(self.env)
+        sys.dont_write_bytecode = True
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(line_buffering=True, write_through=True)  # type: ignore[union-attr]
+        from .learner import main
+
+        main(server_end)
+
+    def start_server(self) -> socket.socket:
+        harness_end, server_end = socket.socketpair()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                harness_end.close()
+                self._become_server(server_end)
+            finally:
+                os._exit(0)
+        server_end.close()
+        self.servers.append(pid)
+        return harness_end
+
+    def _reap(self) -> None:
+        for pid in list(self.servers):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.servers.remove(pid)
+
+    def kill_learner(self) -> bool:
+        """Kill every learner process and delete its files; True when none is left."""
+        for _ in range(RESET_ROUNDS):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    _become(self.learner_uid)
+                    scrub()
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
+            self._reap()
+            if not _learner_processes(self.learner_uid):
+                return True
+            time.sleep(0.01)
+        return False
+
+    def serve(self) -> None:
+        # Warm: every fork server inherits these imports.
+        from .learner import warm_imports
+
+        warm_imports()
+        while True:
+            try:
+                request = recv_message(self.sock)
+            except (OSError, ValueError):
+                return  # the harness is gone: so is this job
+            op = request.get("op")
+            if op not in ("start", "reset"):
+                send_message(self.sock, {"ok": False, "error": f"unknown request {op!r}"})
+                continue
+            if op == "reset" and not self.kill_learner():
+                send_message(self.sock, {"ok": False, "error": "learner processes survived the reset"})
+                continue
+            control = self.start_server()
+            send_message(self.sock, {"ok": True})
+            socket.send_fds(self.sock, [b"S"], [control.fileno()])
+            control.close()
+
+
+class LauncherFailed(RuntimeError):
+    """The launcher could not do what the harness asked (ours, not the learner's)."""
+
+
+class LauncherClient:
+    """The harness's end: asks the launcher for fork servers."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def _request(self, op: str) -> socket.socket:
+        send_message(self.sock, {"op": op})
+        reply = recv_message(self.sock)
+        if not reply.get("ok"):
+            raise LauncherFailed(str(reply.get("error")))
+        data, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+        if data != b"S" or len(fds) != 1:
+            raise LauncherFailed("no channel came back")
+        return socket.socket(fileno=fds[0])
+
+    def start(self) -> socket.socket:
+        return self._request("start")
+
+    def reset(self) -> socket.socket:
+        """Kill all learner processes, delete their files, start a new server."""
+        return self._request("reset")
+
+
+def fork_launcher(learner_uid: int, env: dict[str, str], stdout_fd: int, stderr_fd: int, close_in_child: Callable[[], None]) -> LauncherClient:
+    """Fork the root launcher; returns the harness's client for it."""
+    harness_end, launcher_end = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            harness_end.close()
+            close_in_child()
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.close(devnull)
+            Launcher(launcher_end, learner_uid, env, stdout_fd, stderr_fd).serve()
+        finally:
+            os._exit(0)
+    launcher_end.close()
+    return LauncherClient(harness_end)
+
+
+__all__ = ["LauncherClient", "LauncherFailed", "fork_launcher"]

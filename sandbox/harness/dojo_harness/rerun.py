@@ -1,0 +1,70 @@
+"""Judge the isolated re-run of a Submit: each test again, each in a fresh process.
+
+The re-run exists to catch solutions whose results depend on state kept
+between calls. It can only do that if it completes: a re-run that timed
+out, lost its server or skipped tests fails the Submit and says why, so an
+order-dependent solution cannot pass by sabotaging the check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .plugin import MAX_MESSAGE, RunState, TestRecord
+
+
+@dataclass
+class RerunVerdict:
+    """``outcome`` None: the re-run completed and only ``leaky`` tests changed."""
+
+    outcome: str | None = None
+    message: str = ""
+    leaky: list[str] = field(default_factory=list)
+    # Why the re-run failed ("timeout", "error", "incomplete"): the host shows
+    # a fixed sentence for it even on a Submit, where learner text is withheld.
+    failure: str = ""
+
+
+def rerun_note(shared: str, fresh: str) -> str:
+    if shared != "passed" and fresh == "passed":
+        return (
+            "This test passed when it ran on its own but failed after other tests had run: your code keeps "
+            "state between calls (a global, a mutable default argument, a class attribute). Make each call "
+            "depend only on its arguments."
+        )
+    return (
+        "This test passed only after other tests had run and failed on its own: your code relies on state "
+        "left by earlier calls (a global, a mutable default argument, a class attribute, a file). Make each "
+        "call depend only on its arguments."
+    )
+
+
+def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> list[str]:
+    """Mark tests whose outcome depends on what ran before; return their names."""
+    leaky = []
+    for name, record in shared.items():
+        other = fresh.get(name)
+        if other is None or other.outcome == record.outcome:
+            continue
+        if {record.outcome, other.outcome} <= {"passed", "failed", "error"}:
+            leaky.append(name)
+            note = rerun_note(record.outcome, other.outcome)
+            record.message = f"{note}\n\n{record.message or other.message}".strip()[:MAX_MESSAGE]
+            record.outcome = "failed"
+    return leaky
+
+
+def judge_rerun(shared: RunState, fresh: RunState, time_s: float) -> RerunVerdict:
+    prefix = "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, "
+    if fresh.timed_out:
+        return RerunVerdict("timeout", prefix + f"did not finish within the {time_s:g} s time limit.", failure="timeout")
+    if fresh.import_error is not None:
+        return RerunVerdict("error", prefix + "could not load your code:\n" + fresh.import_error, failure="error")
+    if fresh.learner_died is not None:
+        return RerunVerdict("error", prefix + f"stopped: {fresh.learner_died}.", failure="error")
+    if fresh.collect_errors:
+        return RerunVerdict("infra_error", "The re-run's tests could not be collected: " + "; ".join(fresh.collect_errors)[:2000])
+    missing = sorted(set(shared.tests) - set(fresh.tests))
+    if missing:
+        return RerunVerdict("failed", prefix + f"did not complete: {len(missing)} of {len(shared.tests)} tests did not run again.", failure="incomplete")
+    return RerunVerdict(leaky=merge_fresh(shared.tests, fresh.tests))

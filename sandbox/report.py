@@ -1,0 +1,127 @@
+"""Read what a sandbox container printed: pure functions, no Docker.
+
+Everything here is hostile input. A line counts only if it carries the
+job's nonce; a report is a JSON object whose every field is checked,
+size-capped and made safe to store: no NUL (PostgreSQL refuses it in text),
+no lone surrogate (invalid UTF-8 once encoded). Whatever a line holds,
+these functions return a value or None; they never raise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
+from .jobs import (
+    MAX_STORED_OUTPUT,
+    MAX_TEST_MESSAGE,
+    MAX_TEST_NAME,
+    MAX_TESTS,
+    OUTCOMES,
+    RERUN_FAILURES,
+    TEST_OUTCOMES,
+    CaseResult,
+    JobResult,
+    truncate,
+)
+
+# Longest event line read at all, and deepest nesting decoded.
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 32
+
+
+def clean_text(value: Any, limit: int) -> str:
+    """``value`` as text that any database stores: capped, no NUL, valid Unicode."""
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    text = truncate(text, limit)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates (from "\ud800" escapes): pairs are joined, the rest
+        # become U+FFFD.
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _depth_ok(value: Any) -> bool:
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return True
+
+
+def parse_event(line: bytes, prefix: bytes) -> dict[str, Any] | None:
+    """One event from one log line, or None if the line is not a sane event of this job."""
+    if not line.startswith(prefix) or len(line) > MAX_EVENT_BYTES:
+        return None
+    try:
+        event = json.loads(line[len(prefix):], parse_int=_small_int)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(event, dict) or not _depth_ok(event):
+        return None
+    return event
+
+
+def _small_int(text: str) -> int:
+    if len(text) > 30:
+        raise ValueError("integer too long")
+    return int(text)
+
+
+def seconds(value: Any, default: float = 0.0) -> float:
+    """A duration from a report: a finite, non-negative number, else ``default``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    number = float(value)
+    return number if math.isfinite(number) and number >= 0 else default
+
+
+def parse_test(data: Any) -> CaseResult | None:
+    if not isinstance(data, dict):
+        return None
+    name = clean_text(data.get("name", ""), MAX_TEST_NAME)
+    outcome = data.get("outcome")
+    if not name or not isinstance(outcome, str) or outcome not in TEST_OUTCOMES:
+        return None
+    return CaseResult(name=name, outcome=outcome, duration_s=seconds(data.get("duration_s")), message=clean_text(data.get("message") or "", MAX_TEST_MESSAGE))
+
+
+def _list(value: Any) -> list[Any]:
+    return value[:MAX_TESTS] if isinstance(value, list) else []
+
+
+def parse_report(report: dict[str, Any]) -> JobResult:
+    outcome = report.get("outcome")
+    if not isinstance(outcome, str) or outcome not in OUTCOMES:
+        return JobResult(outcome="infra_error", error_code=REPORT_INVALID, message="The grader's report was unreadable.")
+    tests = [test for test in (parse_test(item) for item in _list(report.get("tests"))) if test is not None]
+    peak = report.get("peak_memory_bytes")
+    calls = report.get("hidden_calls")
+    error_code = ""
+    if outcome == "infra_error":
+        code = report.get("error_code")
+        error_code = HARNESS_CRASHED if code == HARNESS_CRASHED else REPORT_INFRA
+    return JobResult(
+        outcome=outcome,
+        message=clean_text(report.get("message") or "", MAX_TEST_MESSAGE),
+        tests=tests,
+        stdout=clean_text(report.get("stdout") or "", MAX_STORED_OUTPUT),
+        stderr=clean_text(report.get("stderr") or "", MAX_STORED_OUTPUT),
+        state_leaks=[clean_text(name, MAX_TEST_NAME) for name in _list(report.get("state_leaks"))],
+        peak_memory_bytes=int(peak) if isinstance(peak, int) and not isinstance(peak, bool) and peak >= 0 else None,
+        error_code=error_code,
+        # Unknown means "assume it did": the safe side for what a learner sees.
+        hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),
+        rerun_failure=rerun if isinstance(rerun := report.get("rerun_failure"), str) and rerun in RERUN_FAILURES else "",
+    )

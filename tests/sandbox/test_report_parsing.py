@@ -1,0 +1,131 @@
+"""The runner's reading of a container's output, without Docker.
+
+Everything a container prints is hostile: these properties say that no line
+and no report, however it is made, raises in the runner or yields a string
+the database cannot store.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sandbox.jobs import MAX_STORED_OUTPUT, MAX_TEST_MESSAGE, MAX_TEST_NAME, OUTCOMES, JobResult
+from sandbox.report import clean_text, parse_event, parse_report
+
+PREFIX = b"@@DOJO 0123abcd "
+
+# Text with the characters that break databases: NUL, lone surrogates, controls.
+hostile_text = st.text(alphabet=st.characters(codec=None, blacklist_categories=()), max_size=200) | st.sampled_from(
+    ["\x00", "a\x00b", "\ud800", "x\udfffy", "\ud83d\ude00", "\ufffe", "\x1b[31m"]
+)
+# Integers of at most 19 digits: a line with a longer one is dropped whole
+# (test_it_refuses_lines_without_the_nonce_deep_nesting_or_huge_numbers).
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10**18), max_value=10**18) | st.floats(allow_nan=False, allow_infinity=False) | hostile_text,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(hostile_text, children, max_size=5),
+    max_leaves=30,
+)
+test_entries = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": json_values | hostile_text,
+        "outcome": st.sampled_from(["passed", "failed", "error", "skipped", "timeout", "bogus"]) | json_values,
+        "duration_s": json_values,
+        "message": json_values | hostile_text,
+    },
+)
+reports = st.fixed_dictionaries(
+    {},
+    optional={
+        "outcome": st.sampled_from([*OUTCOMES, "pwned"]) | json_values,
+        "message": json_values | hostile_text,
+        "tests": st.lists(test_entries, max_size=5) | json_values,
+        "state_leaks": st.lists(json_values, max_size=3) | json_values,
+        "stdout": hostile_text | json_values,
+        "stderr": hostile_text | json_values,
+        "peak_memory_bytes": json_values,
+        "hidden_calls": json_values,
+        "error_code": json_values,
+        "rerun_failure": st.sampled_from(["timeout", "error", "incomplete", "bogus", ""]) | json_values,
+    },
+)
+
+
+def _storable(text: str, limit: int) -> None:
+    assert isinstance(text, str)
+    assert "\x00" not in text
+    text.encode("utf-8")  # raises on a lone surrogate
+    assert len(text) <= limit + 100  # the cap, plus the truncation notice
+
+
+def _check(result: JobResult) -> None:
+    assert result.outcome in OUTCOMES
+    _storable(result.message, MAX_TEST_MESSAGE)
+    _storable(result.stdout, MAX_STORED_OUTPUT)
+    _storable(result.stderr, MAX_STORED_OUTPUT)
+    for test in result.tests:
+        _storable(test.name, MAX_TEST_NAME)
+        _storable(test.message, MAX_TEST_MESSAGE)
+        assert test.duration_s >= 0
+    for name in result.state_leaks:
+        _storable(name, MAX_TEST_NAME)
+    assert result.peak_memory_bytes is None or result.peak_memory_bytes >= 0
+    assert result.rerun_failure in ("", "timeout", "error", "incomplete")
+
+
+@settings(max_examples=300, deadline=None)
+@given(reports)
+def test_it_turns_any_report_into_a_storable_result(report: dict[str, Any]) -> None:
+    _check(parse_report(report))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_it_never_raises_on_any_line(tail: bytes) -> None:
+    event = parse_event(PREFIX + tail, PREFIX)
+    assert event is None or isinstance(event, dict)
+
+
+@settings(max_examples=200, deadline=None)
+@given(reports)
+def test_it_reads_a_report_line_whatever_it_holds(report: dict[str, Any]) -> None:
+    line = PREFIX + json.dumps({"event": "report", **report}).encode()
+    event = parse_event(line, PREFIX)
+    assert event is not None
+    _check(parse_report(event))
+
+
+def test_it_strips_nul_and_replaces_lone_surrogates() -> None:
+    result = parse_report(
+        {"outcome": "failed", "message": "a\x00b\ud800c", "stdout": "\x00" * 10, "tests": [{"name": "t\x00x", "outcome": "failed", "message": "\udcff"}]}
+    )
+    assert result.message == "ab\ufffdc"
+    assert result.stdout == ""
+    assert result.tests[0].name == "tx"
+    assert result.tests[0].message == "\ufffd"
+    assert clean_text("\ud83d\ude00", 10) == "\U0001f600"  # a valid pair is joined, not replaced
+
+
+def test_it_refuses_lines_without_the_nonce_deep_nesting_or_huge_numbers() -> None:
+    assert parse_event(b"@@DOJO other " + b'{"event":"report","outcome":"passed"}', PREFIX) is None
+    assert parse_event(PREFIX + b"[" * 100_000 + b"]" * 100_000, PREFIX) is None
+    assert parse_event(PREFIX + b'{"event":"report","x":' + b"[" * 40 + b"]" * 40 + b"}", PREFIX) is None
+    assert parse_event(PREFIX + b'{"event":"report","peak_memory_bytes":' + b"9" * 5000 + b"}", PREFIX) is None
+    assert parse_event(PREFIX + b'{"event":"report","outcome":"passed"}', PREFIX) == {"event": "report", "outcome": "passed"}
+
+
+def test_an_unknown_outcome_is_our_error_and_never_a_pass() -> None:
+    for outcome in ("PASSED", "pass", None, 1, ["passed"], {"passed": True}):
+        result = parse_report({"outcome": outcome, "tests": [{"name": "t", "outcome": "passed"}]})
+        assert result.outcome == "infra_error"
+        assert result.error_code == "report_invalid"
+
+
+def test_hidden_calls_are_assumed_unless_the_report_says_none() -> None:
+    assert parse_report({"outcome": "error", "hidden_calls": 0}).hidden_calls_made is False
+    for calls in (1, None, "0", True, False, 0.0, -1):
+        assert parse_report({"outcome": "error", "hidden_calls": calls}).hidden_calls_made is True
