@@ -107,7 +107,7 @@ def run_mutants(runner: SandboxRunner, batch: MutantBatch, *, stop_at: float | N
         if not error and not verdicts:
             error = "a sandbox container graded no mutant"
         failures = failures + 1 if error else 0
-        if failures > INFRA_RETRIES or error.startswith("out of time"):
+        if failures > INFRA_RETRIES or error.startswith(("out of time", "the harness graded no mutant")):
             run.error = error
             break
         if error:
@@ -182,6 +182,8 @@ def _grade_in_one_container(
             report, harness_started_s = runner._read_events(launched.container, nonce, on_event, started, lambda: watchdog.restart(next_budget()))
         finally:
             watchdog.cancel()
+        if report is not None and report.get("outcome") == "infra_error":
+            return verdicts, f"the harness graded no mutant: {str(report.get('message') or '')[:1000]}", ""
         if report is not None or len(verdicts) == len(chunk):
             return verdicts, "", str((report or {}).get("message") or "")[:500]
         if stop_at is not None and time.monotonic() >= stop_at:

@@ -80,3 +80,13 @@ def test_a_batch_past_its_callers_deadline_stops_and_says_what_it_did_not_grade(
     batch = MutantBatch(mutants=[Mutant("a", REFERENCE)], tests={"test_hidden.py": HIDDEN}, reference=REFERENCE, limits=Limits(), time_s=4)
     run = run_mutants(SandboxRunner(sandbox_image), batch, stop_at=time.monotonic() - 1)
     assert run.error == "out of time: 1 of 1 mutants not graded" and run.verdicts == [] and run.containers == 0
+
+
+@pytest.mark.docker
+def test_a_reference_that_fails_its_own_tests_grades_no_mutant_and_says_why(sandbox_image: str) -> None:
+    broken = REFERENCE.replace("return result", "return result + 1")
+    batch = MutantBatch(mutants=[Mutant("a", REFERENCE)], tests={"test_hidden.py": HIDDEN}, reference=broken, limits=Limits(time_s=4), time_s=4)
+    run = run_mutants(SandboxRunner(sandbox_image), batch)
+    # Not "every mutant killed": the tests fail whatever the code, so they judge nothing.
+    assert run.verdicts == [] and run.containers == 1, run
+    assert "the reference itself does not pass here" in run.error and "test_small failed" in run.error, run.error

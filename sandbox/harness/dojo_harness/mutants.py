@@ -84,6 +84,10 @@ WALL_FLOOR_S = 5.0
 PYTEST_ARGS = ["-x", "--tb=no"]
 
 
+class CalibrationFailed(Exception):
+    """The reference fails its own tests in this batch: no mutant can be judged by them."""
+
+
 class _PerTest:
     """A pytest plugin: each test gets the wall deadline and, with a process per test, its own CPU limit; times each test."""
 
@@ -164,8 +168,10 @@ class _Batch:
         slowest: dict[str, float] = {}
         for fresh in (True, False):
             state, durations = self.run(reference, fresh=fresh)
-            if state.timed_out or not state.tests or any(record.outcome != "passed" for record in state.tests.values()):
-                return "the reference did not pass here: every test keeps the rung's limit"
+            failing = [f"{r.name} {r.outcome}: {r.message[:300]}" for r in state.tests.values() if r.outcome != "passed"]
+            if state.timed_out or state.import_error or state.learner_died or not state.tests or failing:
+                reason = state.import_error or str(state.learner_died or "") or "; ".join(failing[:2]) or "no test ran"
+                raise CalibrationFailed(f"the reference itself does not pass here ({'alone' if fresh else 'shared'} run): {reason}"[:1500])
             for name, seconds in durations.items():
                 slowest[name] = max(slowest.get(name, 0.0), seconds)
         self.limits = {name: round(min(self.time_s, max(floor, factor * seconds)), 2) for name, seconds in slowest.items()}
@@ -238,7 +244,11 @@ def run_batch(payload: dict[str, Any], emitter: Emitter, launcher: LauncherClien
     time_s = float(dict(payload.get("limits") or {}).get("time_s", 10))
     mutants = list(payload.get("mutants") or [])[:MAX_MUTANTS]
     batch = _Batch(launcher, control, flood, taps, time_s)
-    calibration = batch.calibrate(str(payload.get("reference") or ""), float(payload.get("time_factor") or 10), float(payload.get("min_time_s") or 1))
+    try:
+        calibration = batch.calibrate(str(payload.get("reference") or ""), float(payload.get("time_factor") or 10), float(payload.get("min_time_s") or 1))
+    except CalibrationFailed as exc:
+        # Every mutant would be "killed" by tests that fail anyway: grade none, say why.
+        return {"outcome": "infra_error", "message": str(exc), "tests": [], "run_s": round(time.monotonic() - started, 3)}
     graded = 0
     stopped = ""
     for mutant in mutants:
