@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from exercises.constants import TestVisibility
 from exercises.models import Module, Rung, Track
-from exercises.schema import SLUG_PATTERN, Limits, Source
+from exercises.schema import SLUG_PATTERN, EquivalentMutant, Limits, Source
 
 from .models import RungDraft
 
@@ -116,6 +116,11 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     """
 
     revision = forms.CharField(required=False, widget=forms.HiddenInput)
+    equivalent_mutants_yaml = forms.CharField(
+        label="Equivalent mutants (YAML list)", required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "code-plain", "spellcheck": "false"}),
+        help_text="Surviving mutants that behave exactly like the reference, e.g. - {id: AddNot-1a2b3c4d, reason: the branch cannot be reached}",
+    )
 
     class Meta:
         model = RungDraft
@@ -144,6 +149,8 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
             self.fields[name].strip = False  # type: ignore[attr-defined]
             self.fields[name].required = False
         self.fields["revision"].initial = self._current_revision()
+        marked = [dict(item) for item in self.instance.equivalent_mutants or []]
+        self.fields["equivalent_mutants_yaml"].initial = yaml.safe_dump(marked, sort_keys=False, allow_unicode=True, width=4096) if marked else ""
         current = {**Limits().model_dump(), **dict(self.instance.limits or {})}
         for name, (label, field_class, options) in _LIMIT_FIELDS.items():
             self.fields[f"limit_{name}"] = field_class(label=label, initial=current[name], **options)
@@ -151,6 +158,27 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     def clean(self) -> dict[str, Any]:
         self.cleaned_data = _unix_newlines(super().clean() or {})
         return self.cleaned_data
+
+    def clean_equivalent_mutants_yaml(self) -> list[dict[str, Any]]:
+        """The same checks as rung.yaml's ``equivalent_mutants`` key (exercises.schema.EquivalentMutant)."""
+        text = self.cleaned_data.get("equivalent_mutants_yaml", "")
+        try:
+            data = yaml.safe_load(text) if text.strip() else []
+        except yaml.YAMLError as exc:
+            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        if not isinstance(data, list):
+            raise forms.ValidationError("Expected a list of mutants (lines starting with '- ').")
+        marked = []
+        for index, item in enumerate(data, start=1):
+            try:
+                marked.append(EquivalentMutant.model_validate(item).model_dump(mode="json"))
+            except ValidationError as exc:
+                problems = "; ".join(f"key '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors())
+                raise forms.ValidationError(f"mutant {index}: {problems}") from exc
+        ids = [item["id"] for item in marked]
+        if len(set(ids)) != len(ids):
+            raise forms.ValidationError("A mutant is listed more than once.")
+        return marked
 
     def _current_revision(self) -> str:
         return self.instance.updated_at.isoformat() if self.instance.pk and self.instance.updated_at else ""
@@ -169,6 +197,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     def save(self, commit: bool = True) -> RungDraft:
         limits = {name: self.cleaned_data[f"limit_{name}"] for name in _LIMIT_FIELDS}
         self.instance.limits = Limits.model_validate(limits).model_dump(mode="json")
+        self.instance.equivalent_mutants = self.cleaned_data.get("equivalent_mutants_yaml") or []
         return super().save(commit)
 
 

@@ -42,6 +42,8 @@ class RungDraft(models.Model):
     hidden_test_meta = models.JSONField(default=dict, blank=True)
     # {file name: {"description": str, "code": str}}
     wrong_solutions = models.JSONField(default=dict, blank=True)
+    # [{"id": mutant id, "reason": str}], as rung.yaml's equivalent_mutants.
+    equivalent_mutants = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
@@ -68,6 +70,8 @@ class RungCheck(models.Model):
     # [{"claim", "ok", "evidence"}], from exercises.validation.Fact.
     facts = models.JSONField(default=list, blank=True)
     summary = models.JSONField(default=dict, blank=True)
+    # exercises.mutation.MutationReport.as_dict(): the score and the surviving mutants with their diffs.
+    mutation = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     seconds = models.FloatField(default=0.0)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

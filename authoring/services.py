@@ -3,12 +3,14 @@
 A draft holds work in progress; a Check runs ``validate_rung`` over a
 snapshot of the draft's files on a worker; publishing turns the draft into
 a new immutable RungVersion, and only when the latest Check passed on
-exactly the draft's current content.
+exactly the draft's current content and its hidden tests killed at least
+MUTATION_MIN_SCORE of the reference's mutants (the mutation gate).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -31,6 +33,9 @@ from .transfer import read_rung_files, rung_files
 
 log = logging.getLogger(__name__)
 
+# Seconds of a Check's time kept for storing its report after the mutants.
+CHECK_REPORT_MARGIN_S = 30
+
 
 def draft_from_version(module: Module, rung: Rung) -> RungDraft:
     """An unsaved draft holding the rung's published content (saved on the first edit)."""
@@ -38,7 +43,7 @@ def draft_from_version(module: Module, rung: Rung) -> RungDraft:
     draft = RungDraft(module=module, rung=rung, base_version=version, slug=rung.slug, order=rung.order)
     if version is not None:
         for name in ("title", "summary", "minutes", "difficulty", "gpu", "limits", "instructions_md", "starter_code",
-                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions"):
+                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants"):
             setattr(draft, name, getattr(version, name))
     return draft
 
@@ -91,16 +96,49 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
     fresh = check is not None and check.content_hash == digest
     published = draft.rung.current_version if draft.rung_id and draft.rung else None
     unchanged = published is not None and published.content_hash == digest
+    refusal = mutation_refusal(check) if check is not None and check.status == CheckStatus.DONE and check.ok else None
     return {
         "problems": problems,
         "content_hash": digest,
         "check": check,
         "check_fresh": fresh,
-        "publishable": bool(digest and check is not None and fresh and check.status == CheckStatus.DONE and check.ok and not unchanged),
+        "mutation": mutation_view(check) if check is not None else None,
+        "mutation_refusal": refusal,
+        "publishable": bool(digest and check is not None and fresh and check.status == CheckStatus.DONE and check.ok and not refusal
+                            and not unchanged),
         "unchanged": unchanged,
         "published": published,
         "base_outdated": bool(published and draft.base_version_id and published.pk != draft.base_version_id),
     }
+
+
+def mutation_refusal(check: RungCheck) -> str | None:
+    """Why the Check's mutation score forbids publishing (below MUTATION_MIN_SCORE), or None."""
+    data = dict(check.mutation or {})
+    if "mutation_score" not in data:
+        return "the Check measured no mutation score (it ran before mutation testing existed): run the Check again"
+    score, floor = float(data["mutation_score"]), float(settings.MUTATION_MIN_SCORE)
+    if score >= floor:
+        return None
+    surviving = len(data.get("surviving") or [])
+    return (f"the hidden tests kill too few mutants of the reference: mutation score {score:.3f}, below {floor:g}. "
+            f"{surviving} mutant(s) survive: add hidden tests that kill them, or mark those that behave exactly like "
+            "the reference as equivalent, with a reason")
+
+
+def mutation_view(check: RungCheck) -> dict[str, Any] | None:
+    """The Check's mutation results for the page: score, threshold, and each surviving mutant's diff as classified lines."""
+    data = dict(check.mutation or {})
+    if "mutation_score" not in data:
+        return None
+    surviving = []
+    for mutant in data.get("surviving") or []:
+        lines = str(mutant.get("diff", "")).splitlines()[2:]  # without the ---/+++ header
+        kinds = [("added" if line.startswith("+") else "removed" if line.startswith("-") else "hunk" if line.startswith("@@") else "context")
+                 for line in lines]
+        surviving.append({**mutant, "lines": [{"kind": kind, "text": line} for kind, line in zip(kinds, lines, strict=True)]})
+    return {**data, "surviving": surviving, "threshold": settings.MUTATION_MIN_SCORE,
+            "passes": float(data["mutation_score"]) >= float(settings.MUTATION_MIN_SCORE)}
 
 
 def _check_queue(gpu: bool) -> str:
@@ -142,13 +180,16 @@ def run_check(check_id: int, *, runner: Runner | None = None, worker: str = "") 
     None when there was nothing to claim (a redelivered task) or the claim
     was lost (the reaper gave the Check to another worker).
     """
+    # The mutants stop in time for the facts to be stored: a Check that ran
+    # out of time says so instead of ending at the task's time limit.
+    stop_at = time.monotonic() + settings.AUTHORING_CHECK_SOFT_TIME_LIMIT_S - CHECK_REPORT_MARGIN_S
     claim = lifecycle.claim(CHECKS, check_id, worker)
     if claim is None:
         return None
     check = RungCheck.objects.select_related("draft").get(pk=check_id)
     try:
         files = read_rung_files(check.files, check.draft.slug, check.draft.order)
-        report = validate_rung(RungSource.from_files(files), runner or default_runner())
+        report = validate_rung(RungSource.from_files(files), runner or default_runner(), stop_at=stop_at)
     except Exception as exc:  # any failure ends the Check, visibly, instead of leaving it running
         log.exception("check %s failed to run", check_id)
         finished = lifecycle.finish(claim, ok=False, error=f"{type(exc).__name__}: {exc}"[:2000])
@@ -158,6 +199,7 @@ def run_check(check_id: int, *, runner: Runner | None = None, worker: str = "") 
             ok=report.ok,
             facts=[{"claim": fact.claim, "ok": fact.ok, "evidence": fact.evidence} for fact in report.facts],
             summary=report.summary(),
+            mutation=report.mutation.as_dict() if report.mutation is not None else {},
             seconds=report.seconds,
         )
     if not finished:
@@ -183,6 +225,9 @@ def publish_draft(draft: RungDraft, user: Any) -> RungVersion:
         raise PublishRefused("the Check has not finished yet")
     if not check.ok:
         raise PublishRefused("the last Check failed: fix the failing facts and check again")
+    refusal = mutation_refusal(check)
+    if refusal is not None:
+        raise PublishRefused(refusal)
     rung = draft.rung
     if rung is None:
         if Rung.objects.filter(slug=draft.slug).exists():

@@ -98,6 +98,10 @@ def rung_files(content: RungContent, slug: str) -> dict[str, str]:
         "hidden_tests": hidden,
         "wrong_solutions": {name: str(wrong[name].get("description", "")) for name in sorted(wrong)},
     }
+    # Written only when there are some: a rung without the key exports as it was.
+    equivalent = [{"id": str(item.get("id", "")), "reason": str(item.get("reason", ""))} for item in getattr(content, "equivalent_mutants", None) or []]
+    if equivalent:
+        meta["equivalent_mutants"] = equivalent
     files = {
         "rung.yaml": _dump_yaml(meta),
         "instructions.md": content.instructions_md,

@@ -42,8 +42,11 @@ class RungFiles:
     @property
     def content_hash(self) -> str:
         """A digest of everything a grade depends on: a change makes a new version."""
+        meta = self.meta.model_dump(mode="json")
+        if not meta["equivalent_mutants"]:
+            del meta["equivalent_mutants"]  # a rung without the key keeps the hash it had before the key existed
         payload = {
-            "meta": self.meta.model_dump(mode="json"),
+            "meta": meta,
             "instructions": self.instructions,
             "starter": self.starter,
             "reference": self.reference,

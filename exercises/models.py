@@ -93,6 +93,8 @@ class RungVersion(models.Model):
     wrong_solutions = models.JSONField(default=dict)
     limits = models.JSONField(default=dict)
     gpu = models.BooleanField(default=False)
+    # [{"id": mutant id, "reason": str}]: mutants the author marked equivalent (exercises.mutation).
+    equivalent_mutants = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .constants import Difficulty, TestVisibility
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+# A mutant's id (exercises.mutation): Cosmic Ray's operator, a hash of the
+# change, and a counter when the same change appears twice in one function.
+MUTANT_ID_PATTERN = r"^[A-Za-z]+(?:_[A-Za-z]+)*-[0-9a-f]{8}(?:-[0-9]+)?$"
 
 
 class Strict(BaseModel):
@@ -58,6 +61,13 @@ class HiddenTest(Strict):
     visibility: TestVisibility = TestVisibility.HIDDEN
 
 
+class EquivalentMutant(Strict):
+    """A mutant of the reference that behaves exactly like it: no test can kill it."""
+
+    id: str = Field(pattern=MUTANT_ID_PATTERN)
+    reason: str = Field(min_length=1, max_length=500)
+
+
 class RungMeta(Strict):
     slug: str = Field(pattern=SLUG_PATTERN)
     title: str = Field(min_length=1, max_length=200)
@@ -68,3 +78,14 @@ class RungMeta(Strict):
     gpu: bool = False
     hidden_tests: dict[str, HiddenTest]
     wrong_solutions: dict[str, str] = Field(default_factory=dict)
+    # Surviving mutants the author proved equivalent; the mutation score leaves them out.
+    equivalent_mutants: list[EquivalentMutant] = Field(default_factory=list)
+
+    @field_validator("equivalent_mutants")
+    @classmethod
+    def _unique_mutant_ids(cls, value: list[EquivalentMutant]) -> list[EquivalentMutant]:
+        ids = [mutant.id for mutant in value]
+        repeated = sorted({mutant_id for mutant_id in ids if ids.count(mutant_id) > 1})
+        if repeated:
+            raise ValueError(f"listed more than once: {', '.join(repeated)}")
+        return value

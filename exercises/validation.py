@@ -1,6 +1,9 @@
 """Prove a rung in the real sandbox: the reference passes everything, the
 starter and every wrong solution fail a hidden test, and at least one wrong
-solution passes every visible test (so the hidden tests add something)."""
+solution passes every visible test (so the hidden tests add something).
+Then measure the hidden tests: the share of the reference's mutants they
+kill (``exercises.mutation``), reported beside the facts; publishing
+compares it with MUTATION_MIN_SCORE, the catalog's own checks do not."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from sandbox.jobs import JobResult
 
 from .jobs import job_for
 from .loader import RungFiles
+from .mutation import MutationReport, analyse_mutants
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,8 @@ class RungSource:
     wrong_solutions: dict[str, str]
     limits: dict[str, Any]
     gpu: bool
+    # Mutant id -> the author's reason it is equivalent to the reference.
+    equivalent_mutants: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_files(cls, files: RungFiles) -> RungSource:
@@ -40,6 +46,7 @@ class RungSource:
             wrong_solutions=dict(files.wrong_solutions),
             limits=files.meta.limits.model_dump(mode="json"),
             gpu=files.meta.gpu,
+            equivalent_mutants={mutant.id: mutant.reason for mutant in files.meta.equivalent_mutants},
         )
 
 
@@ -64,6 +71,8 @@ class RungReport:
     wrong_passing_visible: int = 0
     seconds: float = 0.0
     facts: list[Fact] = field(default_factory=list)
+    # None when not measured (the reference fails, or the caller skipped it).
+    mutation: MutationReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,9 +80,10 @@ class RungReport:
 
     def summary(self) -> dict[str, Any]:
         data = asdict(self)
-        data.pop("facts")
-        data.pop("seconds")
-        return data
+        for key in ("facts", "seconds", "mutation"):
+            data.pop(key)
+        empty = {"mutants": None, "killed": None, "equivalent": None, "mutation_score": None}
+        return {**data, **(self.mutation.summary() if self.mutation else empty)}
 
 
 def _evidence(result: JobResult) -> str:
@@ -86,8 +96,11 @@ def _evidence(result: JobResult) -> str:
     return text
 
 
-def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2) -> RungReport:
-    """Grade the reference, the starter and each wrong solution in the sandbox."""
+def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2, mutants: bool = True, stop_at: float | None = None) -> RungReport:
+    """Grade the reference, the starter and each wrong solution in the sandbox; then the mutants, unless ``mutants`` is False.
+
+    Mutants not graded by ``stop_at`` (``time.monotonic()``) fail the grader-side fact.
+    """
     started = time.monotonic()
     plan: list[tuple[str, str, str]] = [
         ("reference", "run", source.reference),
@@ -123,7 +136,11 @@ def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2) -> R
         )
     )
     report.facts.append(Fact("the rung ships at least three wrong solutions", report.wrong_solutions >= 3, f"{report.wrong_solutions} shipped"))
+    if mutants and report.reference_passed:
+        report.mutation = analyse_mutants(source, runner, equivalent=source.equivalent_mutants, parallel=parallel, stop_at=stop_at)
     infra = [f"{who} ({kind})" for (who, kind), result in by_step.items() if result.outcome == "infra_error"]
+    if report.mutation is not None and report.mutation.error:
+        infra.append(f"mutants ({report.mutation.error[:300]})")
     report.facts.append(Fact("no job failed on the grader's side", not infra, ", ".join(infra) or "none"))
     report.seconds = round(time.monotonic() - started, 2)
     return report

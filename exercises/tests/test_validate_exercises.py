@@ -26,10 +26,15 @@ def test_every_shipped_rung_validates(sandbox_image, settings):
         assert set(report) == {
             "rung", "visible_tests", "hidden_tests", "reference_passed", "starter_failed_hidden",
             "wrong_solutions", "wrong_caught", "wrong_passing_visible",
+            "mutants", "killed", "equivalent", "mutation_score",
         }
         assert report["reference_passed"] and report["starter_failed_hidden"], report
         assert report["wrong_solutions"] >= 3 and report["wrong_caught"] == report["wrong_solutions"], report
         assert report["wrong_passing_visible"] >= 1, report
+        # Measured, not judged here: MUTATION_MIN_SCORE gates publishing in the browser, and
+        # `--min-mutation-score` makes this command judge it.
+        assert report["mutants"] > 0 and 0 <= report["killed"] <= report["mutants"], report
+        assert report["mutation_score"] == round(report["killed"] / (report["mutants"] - report["equivalent"]), 4), report
 
 
 def test_a_rung_whose_reference_fails_is_reported_and_exits_non_zero(sandbox_image, settings, tmp_path):
@@ -60,3 +65,49 @@ def test_grade_command_prints_json_for_a_solution_file(catalog, sandbox_image, s
     with pytest.raises(SystemExit):
         call_command("grade", "kv-cache-size", str(rung_dir / "wrong" / "forgets_values.py"), "--json", stdout=wrong)
     assert json.loads(wrong.getvalue())["outcome"] == "failed"
+
+
+WEAK_RUNG = {
+    "rung.yaml": """\
+slug: add-two
+title: Add two numbers
+minutes: 5
+difficulty: easy
+limits: {time_s: 10, memory_mb: 1024}
+hidden_tests:
+  test_doubles: {description: "Two equal numbers."}
+  test_zero: {description: "Zero and zero."}
+wrong_solutions:
+  minus.py: "Subtracts."
+  off_by_one.py: "Adds one too many."
+  hard_coded.py: "Returns the visible example's answer."
+""",
+    "instructions.md": "# Add two numbers\n",
+    "starter.py": "def add(a, b):\n    raise NotImplementedError\n",
+    "reference.py": "def add(a, b):\n    return a + b\n",
+    "test_visible.py": "def test_example(solution):\n    assert solution.add(2, 3) == 5\n",
+    # Too weak: a * b passes both (2 * 2 == 4, 0 * 0 == 0).
+    "test_hidden.py": "def test_doubles(solution):\n    assert solution.add(2, 2) == 4\n\n\ndef test_zero(solution):\n    assert solution.add(0, 0) == 0\n",
+    "wrong/minus.py": "def add(a, b):\n    return a - b\n",
+    "wrong/off_by_one.py": "def add(a, b):\n    return a + b + 1\n",
+    "wrong/hard_coded.py": "def add(a, b):\n    return 5\n",
+}
+
+
+def test_the_mutation_score_is_reported_and_judged_only_when_asked(sandbox_image, settings, tmp_path):
+    import shutil
+
+    settings.SANDBOX_IMAGE = sandbox_image
+    root = tmp_path / "exercises"
+    shutil.copytree(Path(settings.EXERCISES_DIR) / "llm-systems-frontier", root / "llm-systems-frontier", ignore=shutil.ignore_patterns("rungs", "__pycache__"))
+    rung = root / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-add-two"
+    for name, text in WEAK_RUNG.items():
+        (rung / name).parent.mkdir(parents=True, exist_ok=True)
+        (rung / name).write_text(text)
+    out = StringIO()
+    # Every fact holds: only the score, judged because asked, fails the rung.
+    with pytest.raises(CommandError, match="1 rung"):
+        call_command("validate_exercises", "--path", str(root), "--min-mutation-score", "0.9", stdout=out)
+    text = out.getvalue()
+    assert "OK   add-two" in text and "mutation score 0.833: 5 of 6 mutants killed, 0 equivalent, 1 surviving" in text, text
+    assert "surviving ReplaceBinaryOperator_Add_Mul-" in text and "+    return a * b" in text

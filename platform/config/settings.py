@@ -209,6 +209,14 @@ SANDBOX_RUNTIME: str = env_str("SANDBOX_RUNTIME", "")
 if SANDBOX_RUNTIME not in ("", "runc", "runsc"):
     raise ImproperlyConfigured(f"SANDBOX_RUNTIME must be empty, 'runc' or 'runsc', not {SANDBOX_RUNTIME!r}")
 
+# --- Authoring: the mutation gate -------------------------------------------
+# Publishing a rung is refused while its hidden tests kill less than this
+# share of the reference's mutants (killed / (mutants - equivalent)); see
+# exercises/mutation.py and docs/authoring.md.
+MUTATION_MIN_SCORE: float = env_float("MUTATION_MIN_SCORE", 0.9, minimum=0.0)
+if MUTATION_MIN_SCORE > 1.0:
+    raise ImproperlyConfigured(f"MUTATION_MIN_SCORE={MUTATION_MIN_SCORE:g} is not valid: expected a share between 0 and 1")
+
 # --- Celery / Redis --------------------------------------------------------
 REDIS_URL: str = env_url("REDIS_URL", "redis://127.0.0.1:6390/0", schemes=("redis", "rediss", "unix"))
 CELERY_BROKER_URL = REDIS_URL

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,16 +11,21 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from exercises.exceptions import CatalogError
 from exercises.loader import read_catalog
 from exercises.runners import default_runner
-from exercises.validation import RungSource, validate_rung
+from exercises.validation import RungReport, RungSource, validate_rung
 
 
 class Command(BaseCommand):
-    help = "Check every rung in the real sandbox: reference, starter and wrong solutions."
+    help = "Check every rung in the real sandbox: reference, starter and wrong solutions; then score its hidden tests on the reference's mutants."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print a JSON array, one object per rung.")
         parser.add_argument("--path", default=str(settings.EXERCISES_DIR), help="Catalog folder (default: EXERCISES_DIR).")
         parser.add_argument("--rung", action="append", default=[], help="Only this rung slug (repeatable).")
+        parser.add_argument("--no-mutants", action="store_true", help="Skip mutation testing (faster).")
+        parser.add_argument(
+            "--min-mutation-score", type=float, default=None,
+            help="Also fail a rung whose mutation score is below this (default: report the score only).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -28,19 +34,43 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         runner = default_runner()
         reports = []
+        started = time.monotonic()
         for track in catalog:
             for module in track.modules:
                 for rung in module.rungs:
                     if options["rung"] and rung.meta.slug not in options["rung"]:
                         continue
-                    report = validate_rung(RungSource.from_files(rung), runner)
+                    report = validate_rung(RungSource.from_files(rung), runner, mutants=not options["no_mutants"])
                     reports.append(report)
                     if not options["json"]:
-                        self.stdout.write(f"{'OK  ' if report.ok else 'FAIL'} {report.rung} ({report.seconds} s)")
-                        for fact in report.facts:
-                            self.stdout.write(f"  [{'x' if fact.ok else ' '}] {fact.claim}: {fact.evidence}")
+                        self._print(report)
         if options["json"]:
             self.stdout.write(json.dumps([report.summary() for report in reports], indent=2))
+        else:
+            self.stdout.write(f"{len(reports)} rung(s) in {time.monotonic() - started:.1f} s")
         failed = [report.rung for report in reports if not report.ok]
+        floor = options["min_mutation_score"]
+        if floor is not None:
+            failed += [report.rung for report in reports if report.ok and report.mutation is not None and report.mutation.mutation_score < floor]
         if failed:
             raise CommandError(f"{len(failed)} rung(s) failed validation: {', '.join(failed)}")
+
+    def _print(self, report: RungReport) -> None:
+        self.stdout.write(f"{'OK  ' if report.ok else 'FAIL'} {report.rung} ({report.seconds} s)")
+        for fact in report.facts:
+            self.stdout.write(f"  [{'x' if fact.ok else ' '}] {fact.claim}: {fact.evidence}")
+        mutation = report.mutation
+        if mutation is None:
+            return
+        self.stdout.write(
+            f"  mutation score {mutation.mutation_score:.3f}: {mutation.killed} of {mutation.mutants} mutants killed, "
+            f"{mutation.equivalent} equivalent, {len(mutation.surviving)} surviving ({mutation.seconds} s in {mutation.containers} containers)"
+        )
+        for mutant in mutation.surviving:
+            self.stdout.write(f"  surviving {mutant['id']} (line {mutant['line']}):")
+            for line in str(mutant["diff"]).splitlines()[2:]:
+                self.stdout.write(f"      {line}")
+        for mutant_id in mutation.stale_equivalent:
+            self.stdout.write(f"  warning: equivalent mutant {mutant_id} does not exist (any more)")
+        for mutant_id in mutation.killed_equivalent:
+            self.stdout.write(f"  warning: mutant {mutant_id} is marked equivalent but the hidden tests kill it")

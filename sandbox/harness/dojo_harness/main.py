@@ -270,6 +270,10 @@ def _grade(
 
     run_started = time.monotonic()
     emitter.emit("started", setup_s=round(run_started - started, 3))
+    if payload.get("mode") == "mutants":  # a batch of the reference's mutants, not a learner's job
+        from .mutants import run_batch
+
+        return run_batch(payload, emitter, launcher, control, flood, taps)
     limits = payload.get("limits", {})
     time_s = float(limits.get("time_s", 30))
     output_limit = int(limits.get("output_bytes", 1024 * 1024))

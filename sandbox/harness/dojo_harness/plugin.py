@@ -136,7 +136,7 @@ class HarnessPlugin:
         return None
 
 
-def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None = None) -> RunState:
+def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None = None, extra_plugins: list[object] | None = None) -> RunState:
     args = [
         test_dir,
         "-q",
@@ -152,7 +152,7 @@ def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None
         *(extra_args or []),
     ]
     try:
-        pytest.main(args, plugins=[plugin])
+        pytest.main(args, plugins=[plugin, *(extra_plugins or [])])
     finally:
         plugin.close()
     return plugin.state
