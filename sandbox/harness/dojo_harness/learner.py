@@ -19,7 +19,16 @@ import traceback
 import types
 from typing import Any
 
-from .protocol import ChannelClosed, decode_value, encode_value, recv_message, send_message
+from .protocol import (
+    MAX_MESSAGE_BYTES,
+    MAX_REQUEST_BYTES,
+    ChannelClosed,
+    ProtocolError,
+    decode_value,
+    encode_value,
+    recv_message,
+    send_message,
+)
 from .scrub import scrub
 
 SOLUTION_PATH = "/work/learner/solution.py"
@@ -79,7 +88,7 @@ class _Session:
 
     def serve(self) -> None:
         while True:
-            message = recv_message(self.sock)
+            message = recv_message(self.sock, MAX_REQUEST_BYTES)
             op = message.get("op")
             call_id = message.get("id")
             if op == "end":
@@ -103,7 +112,12 @@ class _Session:
             except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
                 reply = {"id": call_id, "ok": False, "exc": _exception_info(exc)}
             _flush()
-            send_message(self.sock, reply)
+            try:
+                send_message(self.sock, reply, MAX_MESSAGE_BYTES)
+            except ProtocolError as exc:
+                # Too big to grade: say so, as the learner's own error.
+                too_big = ValueError(f"your code returned a value too large to grade: {exc}")
+                send_message(self.sock, {"id": call_id, "ok": False, "exc": _exception_info(too_big)}, MAX_MESSAGE_BYTES)
 
 
 def _flush() -> None:
@@ -116,7 +130,7 @@ def _flush() -> None:
 
 def _run_child(sock: socket.socket) -> None:
     session = _Session(sock)
-    message = recv_message(sock)
+    message = recv_message(sock, MAX_REQUEST_BYTES)
     if message.get("op") != "load":
         return
     try:

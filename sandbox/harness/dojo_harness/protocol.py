@@ -20,6 +20,9 @@ from typing import Any
 # A reply bigger than this is the learner's error, not a reason for the
 # harness to run out of memory: decoding JSON costs several times its size.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# What the harness may send the learner's process (a test's inputs: trusted,
+# and sometimes large, e.g. a 32k-token vocabulary of probabilities).
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 # Nesting deeper than this is refused before Python's recursion limit can be
 # hit in the harness (a RecursionError there would look like our crash).
 MAX_DEPTH = 64
@@ -36,10 +39,10 @@ class ChannelClosed(ProtocolError):
     """The other side closed the channel (its process ended)."""
 
 
-def send_message(sock: socket.socket, message: dict[str, Any]) -> None:
+def send_message(sock: socket.socket, message: dict[str, Any], limit: int = MAX_REQUEST_BYTES) -> None:
     data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte channel limit")
+    if len(data) > limit:
+        raise ProtocolError(f"message of {len(data)} bytes exceeds the {limit}-byte channel limit")
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
@@ -53,10 +56,12 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes:
     return bytes(chunks)
 
 
-def recv_message(sock: socket.socket) -> dict[str, Any]:
+def recv_message(sock: socket.socket, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
+    """One frame. ``limit`` is the learner's reply cap by default; the learner's
+    side reads the harness's requests with ``MAX_REQUEST_BYTES``."""
     (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
-    if size > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {size} bytes exceeds the {MAX_MESSAGE_BYTES}-byte channel limit")
+    if size > limit:
+        raise ProtocolError(f"message of {size} bytes exceeds the {limit}-byte channel limit")
     return parse_message(_recv_exactly(sock, size))
 
 
@@ -251,7 +256,7 @@ def _decode_tensor(data: dict[str, Any]) -> Any:
     shape = _shape(data.get("shape"))
     numel = math.prod(shape)
     itemsize = torch.empty((), dtype=dtype).element_size()
-    if numel * itemsize > MAX_MESSAGE_BYTES:
+    if numel * itemsize > MAX_REQUEST_BYTES:
         raise ProtocolError("tensor too large")
     raw = base64.b64decode(str(data.get("data", "")), validate=True)
     if len(raw) != numel * itemsize:
@@ -275,7 +280,7 @@ def _decode_ndarray(data: dict[str, Any]) -> Any:
     if dtype.hasobject:
         raise ProtocolError("object arrays cannot be graded")
     shape = _shape(data.get("shape"))
-    if math.prod(shape) * max(1, dtype.itemsize) > MAX_MESSAGE_BYTES:
+    if math.prod(shape) * max(1, dtype.itemsize) > MAX_REQUEST_BYTES:
         raise ProtocolError("array too large")
     raw = base64.b64decode(str(data.get("data", "")), validate=True)
     if len(raw) != math.prod(shape) * dtype.itemsize:
