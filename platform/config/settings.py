@@ -93,6 +93,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so a Celery worker process can share it; one per
     # test process so concurrent runs never write to each other's database.
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_PATH", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
+else:
+    # On PostgreSQL too, one test database per test process (pytest-django
+    # creates and drops it), so two test runs against one cluster never meet.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
