@@ -100,6 +100,17 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Sessions live in a signed cookie, not in the database: a login then writes
+# one row (last_login) instead of three, and a login surge no longer queues
+# session writes behind SQLite's single writer ("database is locked" under
+# `make loadtest`, issue 21). The cookie is signed with SECRET_KEY and holds
+# only the user id and its password hash's HMAC (JSON, never pickle).
+# NOTE: a cookie copied before logout stays valid until it expires (no
+# server-side revocation); a password change still ends every session.
+# SESSION_ENGINE=django.contrib.sessions.backends.db restores the old way.
+SESSION_ENGINE: str = env_str("SESSION_ENGINE", "django.contrib.sessions.backends.signed_cookies")
+SESSION_COOKIE_HTTPONLY = True
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
