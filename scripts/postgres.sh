@@ -6,6 +6,7 @@
 #
 #   scripts/postgres.sh start   # initdb on first use, then start; prints nothing
 #   scripts/postgres.sh url     # postgres://dojo@127.0.0.1:PORT/dojo
+#   scripts/postgres.sh url NAME  # the same cluster, database NAME
 #   scripts/postgres.sh stop
 #
 # The port is DOJO_PG_PORT, or one derived from this checkout's path, so that
@@ -81,6 +82,6 @@ stop() {
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
-    url) echo "postgres://$PG_USER@127.0.0.1:$PG_PORT/$PG_DB" ;;
-    *) echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+    url) echo "postgres://$PG_USER@127.0.0.1:$PG_PORT/${2:-$PG_DB}" ;;
+    *) echo "usage: $0 start|stop|url [DATABASE]" >&2; exit 2 ;;
 esac
