@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A project-owned PostgreSQL cluster for the tests and the load test:
-# Debian's `postgresql` binaries, data under var/postgres/, listening on
+# Debian's `postgresql` binaries, data and log under var/postgres/ (or
+# DOJO_PG_DIR), listening on
 # 127.0.0.1 only, on a port of its own. Idempotent: `start` on a running
 # cluster does nothing.
 #
@@ -22,17 +23,23 @@ cd "$(dirname "$0")/.."
 log() { printf '[postgres] %s\n' "$*" >&2; }
 
 PG_BIN="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)}"
-PG_DIR="$PWD/var/postgres"
+CHECKOUT_HASH="$(printf %s "$PWD" | cksum | cut -d' ' -f1)"
+PG_DIR="${DOJO_PG_DIR:-$PWD/var/postgres}"
+if [ -z "${DOJO_PG_DIR:-}" ] && [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$PWD"; then
+    # A checkout the postgres user cannot enter (e.g. under /root, mode 700):
+    # keep the cluster where it can, still one per checkout.
+    PG_DIR="/var/lib/postgresql/dojo-$CHECKOUT_HASH"
+fi
 PG_DATA="$PG_DIR/data"
-PG_LOG="$PWD/var/log/postgres.log"
-PG_PORT="${DOJO_PG_PORT:-$((16000 + $(printf %s "$PWD" | cksum | cut -d' ' -f1) % 1000))}"
+PG_LOG="$PG_DIR/postgres.log"
+PG_PORT="${DOJO_PG_PORT:-$((16000 + CHECKOUT_HASH % 1000))}"
 PG_USER=dojo
 PG_DB=dojo
 
 as_owner() {
     # Run a PostgreSQL binary as the cluster's owner (never root).
     if [ "$(id -u)" -eq 0 ]; then
-        runuser -u postgres -- "$@"
+        (cd / && runuser -u postgres -- "$@")  # from /: the checkout may be closed to it
     else
         "$@"
     fi
@@ -45,10 +52,9 @@ start() {
         log "ERROR: PostgreSQL is not installed (apt-get install -y postgresql, or make test installs it)"
         exit 1
     fi
-    mkdir -p "$PG_DIR/run" "$(dirname "$PG_LOG")"
+    mkdir -p "$PG_DIR/run"
     if [ "$(id -u)" -eq 0 ]; then
         chown postgres: "$PG_DIR" "$PG_DIR/run"
-        touch "$PG_LOG" && chown postgres: "$PG_LOG"
     fi
     if [ ! -f "$PG_DATA/PG_VERSION" ]; then
         log "creating the cluster in $PG_DATA"
