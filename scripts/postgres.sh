@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 log() { printf '[postgres] %s\n' "$*" >&2; }
 
-PG_BIN="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)}"
+PG_BIN="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)}"
 CHECKOUT_HASH="$(printf %s "$PWD" | cksum | cut -d' ' -f1)"
 PG_DIR="${DOJO_PG_DIR:-$PWD/var/postgres}"
 if [ -z "${DOJO_PG_DIR:-}" ] && [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$PWD"; then
