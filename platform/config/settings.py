@@ -101,7 +101,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Sessions live in a signed cookie, not in the database: a login then writes
-# one row (last_login) instead of three, and a login surge no longer queues
+# one row (last_login) and no session rows, and a login surge no longer queues
 # session writes behind SQLite's single writer ("database is locked" under
 # `make loadtest`, issue 21). The cookie is signed with SECRET_KEY and holds
 # only the user id and its password hash's HMAC (JSON, never pickle).
