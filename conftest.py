@@ -170,6 +170,20 @@ def database_url(database: dict[str, Any]) -> str:
     return f"postgres://{credentials}{database.get('HOST') or ''}{port}/{quote(str(database['NAME']), safe='')}"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
+    """pytest-django's test database, and on PostgreSQL, before it is dropped,
+    the end of every other connection to it: a live-server or stream thread
+    still connected at the end of the session would otherwise make the DROP
+    fail ("being accessed by other users") and leave the database behind."""
+    yield
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture
 def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[Any]:
     """Makes real Celery worker processes against the test database; stops them after."""
