@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -165,15 +166,42 @@ class WorkerProcess:
             self.kill()
 
 
+def database_url(database: dict[str, Any]) -> str:
+    """The ``DATABASE_URL`` of a ``DATABASES`` entry: once the test database is
+    set up, its NAME is the test database's, which worker processes must share."""
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{database['NAME']}"
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        raise ValueError(f"no DATABASE_URL for the engine {database['ENGINE']}")
+    user = quote(str(database.get("USER") or ""), safe="")
+    password = quote(str(database.get("PASSWORD") or ""), safe="")
+    credentials = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    port = f":{database['PORT']}" if database.get("PORT") else ""
+    return f"postgres://{credentials}{database.get('HOST') or ''}{port}/{quote(str(database['NAME']), safe='')}"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
+    """pytest-django's test database, and on PostgreSQL, before it is dropped,
+    the end of every other connection to it: a live-server or stream thread
+    still connected at the end of the session would otherwise make the DROP
+    fail ("being accessed by other users") and leave the database behind."""
+    yield
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture
 def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[Any]:
     """Makes real Celery worker processes against the test database; stops them after."""
-    db_name = settings.DATABASES["default"]["NAME"]
     env = {
         **os.environ,
         "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'platform'}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"sqlite:///{db_name}",
+        "DATABASE_URL": database_url(settings.DATABASES["default"]),
         "REDIS_URL": redis_url,
         "SANDBOX_IMAGE": sandbox_image,
         "SECRET_KEY": "test-worker",

@@ -11,7 +11,8 @@ migrates, loads the catalog, collects static files, creates the learner
 accounts in bulk and makes sure the sandbox image exists. Then it runs
 ``bench/locustfile.py`` headless, waits for the submissions still in flight,
 stops everything it started (also on Ctrl-C or a failure) and prints a report,
-also written to ``bench/loadtest-results.json``.
+also written to ``bench/loadtest-results.json`` (``loadtest-results-postgres.json``
+with ``LOADTEST_DATABASE=postgres``).
 
 Configuration, all from the environment:
 
@@ -27,11 +28,15 @@ LOADTEST_WEB_THREADS        32      threads per gunicorn worker (gthread)
 LOADTEST_WORKER_CONCURRENCY 2       Celery worker processes (queues run, submit)
 LOADTEST_SSE_SHARE          0       learners that follow results on the event stream
 LOADTEST_POLL_MAX_S         120     a learner's wait for a result before giving up
+LOADTEST_DATABASE           sqlite  ``sqlite`` or ``postgres`` (see below)
 =========================== ======= =========================================
 
 Any platform setting (``GRADER_MAX_QUEUED``, ``DATABASE_URL``, ...) set in the
 environment reaches the stack unchanged; ``DATABASE_URL`` defaults to
-``var/loadtest/db.sqlite3``, recreated on every run.
+``var/loadtest/db.sqlite3``, recreated on every run, or with
+``LOADTEST_DATABASE=postgres`` to the database ``dojo_loadtest`` on the
+project's PostgreSQL cluster (``scripts/postgres.sh``, started if needed),
+also recreated on every run.
 
 The stack itself (processes, preparation, accounts) is ``bench/stack.py``,
 shared with ``make bench``.
@@ -51,6 +56,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, VENV_BIN, Stack, StackConfig, prepare, stack_env, start
@@ -58,6 +64,7 @@ from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, VENV_BIN, Stack, Stack
 WORK_DIR = REPO_ROOT / "var" / "loadtest"
 LOG_DIR = WORK_DIR / "log"
 RESULTS_PATH = REPO_ROOT / "bench" / "loadtest-results.json"
+RESULTS_PATH_POSTGRES = REPO_ROOT / "bench" / "loadtest-results-postgres.json"
 LOCUSTFILE = REPO_ROOT / "bench" / "locustfile.py"
 
 # Locust runs for its duration, then this long at most to stop its users.
@@ -110,11 +117,15 @@ class Config:
     web_workers: int
     web_threads: int
     worker_concurrency: int
+    database: str
 
     @classmethod
     def from_env(cls) -> Config:
         duration = os.environ.get("LOADTEST_DURATION", "5m")
         _duration_s(duration)
+        database = os.environ.get("LOADTEST_DATABASE", "") or "sqlite"
+        if database not in ("sqlite", "postgres"):
+            raise SystemExit(f"LOADTEST_DATABASE={database!r} must be sqlite or postgres")
         return cls(
             users=_env_int("LOADTEST_USERS", 200),
             spawn_rate=_env_int("LOADTEST_SPAWN_RATE", 10),
@@ -125,6 +136,7 @@ class Config:
             web_workers=_env_int("LOADTEST_WEB_WORKERS", 2),
             web_threads=_env_int("LOADTEST_WEB_THREADS", 32),
             worker_concurrency=_env_int("LOADTEST_WORKER_CONCURRENCY", 2),
+            database=database,
         )
 
     @property
@@ -135,7 +147,7 @@ class Config:
     def stack(self) -> StackConfig:
         return StackConfig(
             work_dir=WORK_DIR, web_port=self.web_port, redis_port=self.redis_port, web_workers=self.web_workers,
-            web_threads=self.web_threads, worker_concurrency=self.worker_concurrency, users=self.users,
+            web_threads=self.web_threads, worker_concurrency=self.worker_concurrency, users=self.users, database=self.database,
         )
 
 
@@ -359,6 +371,11 @@ def build_report(config: Config, image: str, started: float, drained_s: float, l
     }
 
 
+def results_path_for(report: dict[str, Any]) -> Path:
+    """Where a report is kept: one file per database, so both can be committed."""
+    return RESULTS_PATH if report["config"]["database"] == "sqlite" else RESULTS_PATH_POSTGRES
+
+
 def _ms(value: Any) -> str:
     return "-" if value is None else f"{value:.0f}"
 
@@ -408,7 +425,8 @@ def print_report(report: dict[str, Any]) -> None:
     print()
     for name, ok in report["verdicts"].items():
         print(f"  [{'ok' if ok else 'FAIL'}] {name}")
-    print(f"\n  {report['result']}   (report: {RESULTS_PATH.relative_to(REPO_ROOT)}, logs: {LOG_DIR.relative_to(REPO_ROOT)}/)")
+    results_path = results_path_for(report)
+    print(f"\n  {report['result']}   (report: {results_path.relative_to(REPO_ROOT)}, logs: {LOG_DIR.relative_to(REPO_ROOT)}/)")
 
 
 @contextlib.contextmanager
@@ -446,7 +464,7 @@ def run_load_test(config: Config) -> int:
         finally:
             stack.stop()
     report = build_report(config, image, started, drained_s, load_before, load_after)
-    RESULTS_PATH.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    results_path_for(report).write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     print_report(report)
     return 0 if report["result"] == "PASS" else 1
 

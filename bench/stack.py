@@ -35,6 +35,7 @@ VENV_BIN = Path(sys.executable).parent
 USER_PREFIX = "loadtest-"
 PASSWORD = "loadtest-pass-2f9c"  # a throw-away database on loopback; never a real account
 HEALTH_WAIT_S = 60.0
+POSTGRES_DATABASE = "dojo_loadtest"  # on the project's cluster, recreated by every run
 # Seconds each process gets to stop on SIGTERM before its group is killed:
 # the worker finishes the jobs it holds (up to a Submit's length).
 STOP_GRACE_S = {"web": 30.0, "worker": 150.0, "redis": 15.0}
@@ -55,6 +56,9 @@ class StackConfig:
     web_threads: int
     worker_concurrency: int
     users: int
+    # "sqlite" (a file in work_dir) or "postgres" (a fresh database on the
+    # project's cluster, scripts/postgres.sh); DATABASE_URL overrides both.
+    database: str = "sqlite"
 
     @property
     def log_dir(self) -> Path:
@@ -85,8 +89,28 @@ def stack_env(config: StackConfig) -> dict[str, str]:
             "LOG_LEVEL": env.get("LOG_LEVEL", "WARNING"),
         }
     )
+    if config.database == "postgres":
+        env.setdefault("DATABASE_URL", postgres_url(POSTGRES_DATABASE))
     env.setdefault("DATABASE_URL", f"sqlite:///{config.work_dir / 'db.sqlite3'}")
     return env
+
+
+def postgres_url(database: str) -> str:
+    """The URL of ``database`` on the project's PostgreSQL cluster, started if it is not running."""
+    script = str(REPO_ROOT / "scripts" / "postgres.sh")
+    subprocess.run([script, "start"], check=True)
+    return subprocess.run([script, "url", database], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def recreate_postgres_database(url: str) -> None:
+    """Drop and create the database of ``url`` (connecting to the cluster's maintenance database)."""
+    import psycopg
+    from psycopg import sql
+
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
 def run_step(config: StackConfig, what: str, argv: Sequence[str], env: dict[str, str], log_name: str) -> str:
@@ -192,6 +216,9 @@ def prepare(config: StackConfig, env: dict[str, str]) -> str:
         raise SystemExit(f"python -m sandbox.build printed no tag; see {config.log_dir / 'prepare.log'}")
     # Pinned for the whole run: a harness edited meanwhile must not switch images under the worker.
     env["SANDBOX_IMAGE"] = env.get("SANDBOX_IMAGE") or tag
+    if env["DATABASE_URL"].startswith(("postgres://", "postgresql://")) and config.database == "postgres":
+        _log(f"recreating the PostgreSQL database {POSTGRES_DATABASE}")
+        recreate_postgres_database(env["DATABASE_URL"])
     run_step(config, "migrating a fresh database", [python, "manage.py", "migrate", "--noinput"], env, "prepare.log")
     run_step(config, "loading the catalog", [python, "manage.py", "load_exercises"], env, "prepare.log")
     run_step(config, "collecting static files", [python, "manage.py", "collectstatic", "--noinput"], env, "prepare.log")

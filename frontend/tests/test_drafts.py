@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import pytest
 from django.test import Client
 
 from frontend.models import Draft
+
+# Also run in `make test`'s SQLite pass (the embedded default).
+pytestmark = pytest.mark.sqlite_pass
 
 DRAFT_URL = "/rungs/kv-cache-size/draft"
 

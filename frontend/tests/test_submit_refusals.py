@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from grader.constants import Kind, Status
+
+# Also run in `make test`'s SQLite pass (the embedded default).
+pytestmark = pytest.mark.sqlite_pass
 
 
 def test_a_second_job_while_one_is_in_flight_is_refused_with_409(kv_rung, learner, lena_client, make_submission):

@@ -9,6 +9,9 @@ from grader.models import Submission
 from sandbox import errors
 from sandbox.testing import FakeRunner, job_result
 
+# Also run in `make test`'s SQLite pass (the embedded default).
+pytestmark = pytest.mark.sqlite_pass
+
 
 @pytest.fixture
 def queued(catalog, learner, django_capture_on_commit_callbacks) -> Submission:

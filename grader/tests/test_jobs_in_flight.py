@@ -13,6 +13,9 @@ from grader.constants import Kind, Status
 from grader.exceptions import TooManyJobsInFlight
 from grader.models import Submission
 
+# Also run in `make test`'s SQLite pass (the embedded default).
+pytestmark = pytest.mark.sqlite_pass
+
 SLUGS = ["kv-cache-size", "quantization-arithmetic", "continuous-batching"]
 
 

@@ -8,6 +8,9 @@ import pytest
 from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 
+# Also run in `make test`'s SQLite pass (the embedded default).
+pytestmark = pytest.mark.sqlite_pass
+
 BEFORE = [("grader", "0002_submission_rung_in_flight")]
 LATEST = [("grader", "0006_submission_rung_required")]
 

@@ -114,3 +114,15 @@ def test_a_failed_rerun_is_explained_with_a_fixed_sentence(rung, learner, client
     assert state["outcome"] == outcome
     assert state["message"] == RERUN_FAILED[failure]
     assert SECRET not in str(state)
+
+
+def test_a_result_the_database_really_refuses_ends_with_a_stored_fallback(rung, learner):
+    # Two tests of one name break the unique (submission, name) constraint:
+    # a real refusal, which on PostgreSQL also aborts the transaction, so
+    # the fallback must be written after a rollback, not inside the failed write.
+    tests = [CaseResult(name="test_same", outcome="passed"), CaseResult(name="test_same", outcome="failed", message="again")]
+    submission = _grade(rung, learner, Kind.SUBMIT, job_result(Outcome.FAILED, tests))
+    assert submission.status == Status.DONE
+    assert (submission.outcome, submission.error_code) == (Outcome.INFRA_ERROR, "record_failed")
+    assert submission.test_results.count() == 0
+    assert learner.progress.count() == 0

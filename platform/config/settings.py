@@ -93,8 +93,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so a Celery worker process can share it; one per
     # test process so concurrent runs never write to each other's database.
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_PATH", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
+else:
+    # On PostgreSQL too, one test database per test process (pytest-django
+    # creates and drops it), so two test runs against one cluster never meet.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sessions live in a signed cookie, not in the database: a login then writes
+# one row (last_login) and no session rows, and a login surge no longer queues
+# session writes behind SQLite's single writer ("database is locked" under
+# `make loadtest`, issue 21). The cookie is signed with SECRET_KEY and holds
+# only the user id and its password hash's HMAC (JSON, never pickle).
+# NOTE: a cookie copied before logout stays valid until it expires (no
+# server-side revocation); a password change still ends every session.
+# SESSION_ENGINE=django.contrib.sessions.backends.db restores the old way.
+SESSION_ENGINE: str = env_str("SESSION_ENGINE", "django.contrib.sessions.backends.signed_cookies")
+SESSION_COOKIE_HTTPONLY = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

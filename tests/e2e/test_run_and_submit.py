@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import requests
 
-pytestmark = [pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
+# sqlite_pass: also run in `make test`'s SQLite pass (the embedded default).
+pytestmark = [pytest.mark.worker, pytest.mark.redis, pytest.mark.docker, pytest.mark.sqlite_pass]
 
 KV = Path(__file__).resolve().parents[2] / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
 
