@@ -267,8 +267,8 @@ def test_attack_26_thread_hog(sandbox: Sandbox) -> None:
         stop.set()
         sampler.join()
     assert graded.outcome == "passed", graded.describe()
-    if len(samples) < 5:
-        pytest.skip("this host exposes no per-container CPU accounting")
+    # No silent skip: every supported host (cgroup v1 or v2) exposes this.
+    assert len(samples) >= 5, f"the container's CPU accounting could not be sampled ({len(samples)} samples)"
     # The busiest 2 s window: at most the quota (0.5 CPU), with slack for sampling.
     rates = []
     for i, (t0, u0) in enumerate(samples):
