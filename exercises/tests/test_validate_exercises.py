@@ -13,11 +13,16 @@ from django.core.management import CommandError, call_command
 pytestmark = [pytest.mark.docker]
 
 
+@pytest.mark.timeout(1500)
 def test_every_shipped_rung_validates(sandbox_image, settings):
+    # NOTE: without the mutation analysis, which alone takes minutes for the
+    # module on two cores; tests/sandbox/test_mutants.py and the
+    # --min-mutation-score test below cover it, and `validate_exercises`
+    # (make test's callers, the Check page) runs it.
     settings.SANDBOX_IMAGE = sandbox_image
     out = StringIO()
     try:
-        call_command("validate_exercises", "--json", stdout=out)
+        call_command("validate_exercises", "--json", "--no-mutants", stdout=out)
     except CommandError as exc:
         pytest.fail(f"{exc}\n{out.getvalue()}")
     reports = json.loads(out.getvalue())
@@ -31,10 +36,8 @@ def test_every_shipped_rung_validates(sandbox_image, settings):
         assert report["reference_passed"] and report["starter_failed_hidden"], report
         assert report["wrong_solutions"] >= 3 and report["wrong_caught"] == report["wrong_solutions"], report
         assert report["wrong_passing_visible"] >= 1, report
-        # Measured, not judged here: MUTATION_MIN_SCORE gates publishing in the browser, and
-        # `--min-mutation-score` makes this command judge it.
-        assert report["mutants"] > 0 and 0 <= report["killed"] <= report["mutants"], report
-        assert report["mutation_score"] == round(report["killed"] / (report["mutants"] - report["equivalent"]), 4), report
+        # Skipped here, and said so: no figure is made up.
+        assert (report["mutants"], report["killed"], report["equivalent"], report["mutation_score"]) == (None, None, None, None), report
 
 
 def test_a_rung_whose_reference_fails_is_reported_and_exits_non_zero(sandbox_image, settings, tmp_path):
