@@ -15,7 +15,7 @@ from django.conf import settings
 from sandbox.image.tag import image_tag
 from sandbox.runner import SandboxRunner
 
-_runners: dict[tuple[int, str, bool, int, str], SandboxRunner] = {}
+_runners: dict[tuple[int, str, bool, int, str, int], SandboxRunner] = {}
 
 
 def sandbox_image() -> str:
@@ -27,12 +27,13 @@ def default_runner() -> SandboxRunner:
     """This process's runner, with its pool of pre-started containers.
 
     One per process (and per configuration): Celery's prefork children each
-    keep SANDBOX_POOL_SIZE warm containers, refilled after each job. The
+    keep SANDBOX_POOL_SIZE warm containers, each serving up to
+    SANDBOX_REUSE_JOBS jobs before it is replaced. The
     image is never built here: a missing image is a failed system check at
     start-up (``grader.checks``) and an ``image_missing`` result per job.
     """
     image = sandbox_image()
-    key = (os.getpid(), image, settings.SANDBOX_GPU_ENABLED, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME)
+    key = (os.getpid(), image, settings.SANDBOX_GPU_ENABLED, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, settings.SANDBOX_REUSE_JOBS)
     runner = _runners.get(key)
     if runner is None:
         runner = SandboxRunner(
@@ -42,6 +43,7 @@ def default_runner() -> SandboxRunner:
             pool_size=settings.SANDBOX_POOL_SIZE,
             pool_owner=f"{socket.gethostname()}:{os.getpid()}",
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
+            reuse_jobs=settings.SANDBOX_REUSE_JOBS,
         )
         _runners[key] = runner
     return runner

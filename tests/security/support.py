@@ -24,6 +24,9 @@ REFERENCE = (KV_DIR / "reference.py").read_text()
 VISIBLE_TESTS = {"test_visible.py": (KV_DIR / "test_visible.py").read_text()}
 HIDDEN_TESTS = {"test_hidden.py": (KV_DIR / "test_hidden.py").read_text()}
 
+# Jobs a pooled container serves before it is replaced, as a worker's default.
+REUSE_JOBS = 25
+
 # Small limits keep the suite fast; each attack overrides what it probes.
 ATTACK_LIMITS: dict[str, Any] = {"time_s": 8, "memory_mb": 512}
 
@@ -54,8 +57,12 @@ def host_process_count() -> int:
     return sum(1 for entry in Path("/proc").iterdir() if entry.name.isdigit())
 
 
-def stray_learner_processes(learner_uid: int = 1002) -> list[int]:
-    """Host pids running as the learner uid outside every container.
+# Job n of a reused container runs learner code as uid 1000 + 2n.
+LEARNER_UIDS = range(1002, 1202, 2)
+
+
+def stray_learner_processes(learner_uids: range = LEARNER_UIDS) -> list[int]:
+    """Host pids running as a learner uid outside every container.
 
     A process that left its container's cgroup would be an escape; inside
     another job's container it belongs to that job.
@@ -65,7 +72,7 @@ def stray_learner_processes(learner_uid: int = 1002) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            if entry.stat().st_uid == learner_uid and "docker" not in (entry / "cgroup").read_text():
+            if entry.stat().st_uid in learner_uids and "docker" not in (entry / "cgroup").read_text():
                 found.append(int(entry.name))
         except OSError:
             continue
@@ -112,6 +119,17 @@ def check_measurements(graded: Graded, limits: Limits, runtime: str = "") -> Non
         assert result.peak_memory_bytes is not None and 0 < result.peak_memory_bytes <= limits.memory_mb * 2**20, result.peak_memory_bytes
 
 
+def assert_nothing_of_the_job_survived(runner: SandboxRunner, container_id: str) -> None:
+    """The job's container is gone with everything in it, or it waits in the
+    pool for its next job with nothing running in it but PID 1 (docker-init)
+    and the harness's job master: no process of the job survived it."""
+    if container_id not in sandbox_containers():
+        assert not processes_in_container(container_id), "processes of the job survived it"
+        return
+    assert runner.pool is not None and runner.pool.holds(container_id), "the job's container survived the job outside the pool"
+    assert len(processes_in_container(container_id)) == 2, "processes of the job survived it in its reused container"
+
+
 class Sandbox:
     """One runner shared by a test session, like one worker slot."""
 
@@ -123,7 +141,10 @@ class Sandbox:
         # production; attacks asking for other limits start theirs cold.
         # Both paths face the suite.
         self.runtime = runtime
-        self.runner = SandboxRunner(image, startup_s=120, pool_size=1, pool_limits=Limits(**ATTACK_LIMITS), runtime=runtime)
+        # A pooled container serves up to REUSE_JOBS jobs, as in production
+        # (under runsc each container serves one): every attack also faces
+        # a container an earlier job has used, and leaves one for the next.
+        self.runner = SandboxRunner(image, startup_s=120, pool_size=1, pool_limits=Limits(**ATTACK_LIMITS), runtime=runtime, reuse_jobs=REUSE_JOBS)
 
     def grade(
         self,
@@ -151,8 +172,7 @@ class Sandbox:
         result = self.runner.run(job, on_event=record)
         graded = Graded(result, next((data["id"] for kind, data in events if kind == "container"), ""), time.monotonic() - started, events)
         assert graded.container_id, f"the runner never reported its container\n{graded.describe()}"
-        assert graded.container_id not in sandbox_containers(), "the job's container survived the job"
-        assert not processes_in_container(graded.container_id), "processes of the job survived it"
+        assert_nothing_of_the_job_survived(self.runner, graded.container_id)
         check_measurements(graded, Limits(**{**ATTACK_LIMITS, **limits}), self.runtime)
         return graded
 
@@ -184,8 +204,7 @@ class TrackingRunner:
 
         result = self.sandbox.runner.run(job, on_event=record)
         assert self.container_ids, "the runner never reported its container"
-        assert self.container_ids[-1] not in sandbox_containers(), "the job's container survived the job"
-        assert not processes_in_container(self.container_ids[-1]), "processes of the job survived it"
+        assert_nothing_of_the_job_survived(self.sandbox.runner, self.container_ids[-1])
         return result
 
 
