@@ -134,8 +134,13 @@ def _container(graded_events: list[tuple[str, dict[str, object]]]) -> str:
     return next(str(data["id"]) for kind, data in graded_events if kind == "container")
 
 
+# What job B sees of its own: its empty home and the harness's closed folder.
+OWN_FOLDERS = {"/work/learner", "/work/harness", "unreadable /work/harness"}
+
+
 def _assert_nothing_found(found: dict[str, object]) -> None:
-    assert found["files"] == [], found["files"]
+    files = found["files"]
+    assert isinstance(files, list) and set(files) <= OWN_FOLDERS, files
     assert found["environ"] == [], found["environ"]
     assert found["learner_processes"] == [], found["learner_processes"]
     assert found["sockets"] == [], found["sockets"]
