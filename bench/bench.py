@@ -205,22 +205,36 @@ def _rung_dir(slug: str) -> Path:
     return next(RUNGS_DIR.glob(f"*-{slug}"))
 
 
-def _floor_worker(seconds: float, jobs: list[tuple[str, str]], counter: Any) -> None:
-    """In a fork of the warm parent: pytest on the burst's jobs, one after another, until time is up."""
+def _floor_job(slug: str, kind: str) -> None:
     import pytest
 
+    work = _naive_dir(_rung_dir(slug), kind)
+    for name in ("solution", "conftest", "test_visible", "test_hidden", "reference"):
+        sys.modules.pop(name, None)
+    shutil.copy(_rung_dir(slug) / "reference.py", work / "reference.py")
+    # The hidden tests ``import reference``, as the harness lets them.
+    sys.path.insert(0, str(work))
+    code = pytest.main(["-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir", str(work), "-c", os.devnull, str(work)], plugins=[])
+    sys.path.remove(str(work))
+    shutil.rmtree(work, ignore_errors=True)
+    if code != 0:
+        raise SystemExit(f"floor job {slug}/{kind} failed")
+
+
+def _floor_worker(seconds: float, jobs: list[tuple[str, str]], ready: Any, go: Any, counter: Any) -> None:
+    """In its own process (spawned: torch's thread pools do not survive a fork):
+    warm up on every job once, then grade jobs one after another for ``seconds``."""
+    import torch  # noqa: F401
+
+    sys.path.insert(0, str(REPO_ROOT / "sandbox" / "harness"))
+    for slug, kind in jobs:
+        _floor_job(slug, kind)
+    ready.release()
+    go.wait()
     done = 0
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        slug, kind = jobs[done % len(jobs)]
-        work = _naive_dir(_rung_dir(slug), kind)
-        for name in ("solution", "conftest", "test_visible", "test_hidden", "reference"):
-            sys.modules.pop(name, None)
-        shutil.copy(_rung_dir(slug) / "reference.py", work / "reference.py")
-        code = pytest.main(["-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir", str(work), "-c", os.devnull, str(work)], plugins=[])
-        shutil.rmtree(work, ignore_errors=True)
-        if code != 0:
-            raise SystemExit(f"floor job {slug}/{kind} failed")
+        _floor_job(*jobs[done % len(jobs)])
         done += 1
     with counter.get_lock():
         counter.value += done
@@ -228,19 +242,17 @@ def _floor_worker(seconds: float, jobs: list[tuple[str, str]], counter: Any) -> 
 
 def measure_floor_throughput(seconds: float) -> dict[str, Any]:
     """The burst's jobs (Run and Submit mixed) in warm pytest processes, one per core, no isolation."""
-    import pytest  # noqa: F401  (warm: the workers are forks)
-    import torch  # noqa: F401
-
-    sys.path.insert(0, str(REPO_ROOT / "sandbox" / "harness"))
     jobs = [(slug, burst_kind(learner, index)) for learner in range(2) for index, slug in enumerate(BURST_RUNGS)]
-    measure_floor(2)  # pytest's own lazy imports, before forking
-    context = multiprocessing.get_context("fork")
-    counter = context.Value("i", 0)
+    context = multiprocessing.get_context("spawn")
+    counter, ready, go = context.Value("i", 0), context.Semaphore(0), context.Event()
     cores = os.cpu_count() or 1
-    workers = [context.Process(target=_floor_worker, args=(seconds, jobs, counter)) for _ in range(cores)]
-    started = time.perf_counter()
+    workers = [context.Process(target=_floor_worker, args=(seconds, jobs, ready, go, counter)) for _ in range(cores)]
     for worker in workers:
         worker.start()
+    for _ in workers:
+        ready.acquire()
+    started = time.perf_counter()
+    go.set()
     for worker in workers:
         worker.join()
     elapsed = time.perf_counter() - started

@@ -303,14 +303,14 @@ def main() -> int:
     # A pre-started (pooled) container that no job comes for ends by itself.
     idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
     for number in range(1, max_jobs + 1):
-        if idle_s > 0 and not select.select([sys.stdin.buffer], [], [], idle_s)[0]:
-            return 0
+        # The job process is forked, and forks its launcher and first fork
+        # server, before the job arrives: that work is off the learner's wait.
         report_stream.flush()
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                code = run_job(number, report_stream)
+                code = run_job(number, report_stream, idle_s)
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
@@ -326,9 +326,12 @@ def main() -> int:
     return 0
 
 
-def run_job(number: int, report_stream: IO[str]) -> int:
-    """In a fresh fork of the master: start the launcher, read one job, grade it, report."""
-    started = time.monotonic()
+def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
+    """In a fresh fork of the master: start the launcher, read one job, grade it, report.
+
+    NO_MORE_JOBS when stdin ends, or no job comes within ``idle_s`` (a
+    pre-started container nobody took ends by itself).
+    """
     uid = learner_uid(number)
     _prepare_dirs(uid)
     # The launcher is forked before the job arrives (and before any thread
@@ -349,9 +352,12 @@ def run_job(number: int, report_stream: IO[str]) -> int:
     os.close(err_write)
     control = launcher.start()
 
+    if idle_s > 0 and not select.select([0], [], [], idle_s)[0]:
+        return NO_MORE_JOBS
     raw_payload = read_frame(0)
     if raw_payload is None:
         return NO_MORE_JOBS
+    started = time.monotonic()
     payload = json.loads(raw_payload)
     emitter = Emitter(str(payload["nonce"]), report_stream)
     flood = threading.Event()
