@@ -6,7 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from mentor import passages, search, services
+from frontend import sections
+from mentor import search, services
 from mentor.models import ModuleIndex, Passage
 from mentor.text import query_terms, stem, terms
 
@@ -45,7 +46,7 @@ def test_the_quick_reference_is_cut_at_its_headings(module):
     assert set(refs) == {"ref", "ref:kv-cache", "ref:paged-attention"}
     assert refs["ref:kv-cache"].url.endswith("#ref-kv-cache")
     assert "## not a heading" in refs["ref:kv-cache"].text
-    assert passages.reference_anchor("Paged attention") == "ref-paged-attention"
+    assert sections.reference_anchor("Paged attention") == "ref-paged-attention"
 
 
 def test_the_index_is_rebuilt_when_the_module_text_changes(module):
