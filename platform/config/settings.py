@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "grader",
     "mentor",
     "authoring",
+    "aids",
 ]
 
 MIDDLEWARE = [
