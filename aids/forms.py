@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from .constants import REPORT_CODE_MAX_CHARS, REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS
+from .constants import REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS
 
 
 class RevealHintForm(forms.Form):
@@ -11,8 +11,8 @@ class RevealHintForm(forms.Form):
 
 class ReportForm(forms.Form):
     message = forms.CharField(max_length=REPORT_MESSAGE_MAX_CHARS, strip=True)
-    # The editor's content; longer code is cut, never refused (the report matters more).
-    code = forms.CharField(required=False, strip=False, max_length=REPORT_CODE_MAX_CHARS * 4)
+    # The editor's content; services.file_report cuts long code rather than refusing the report.
+    code = forms.CharField(required=False, strip=False)
 
 
 class ResolveReportForm(forms.Form):

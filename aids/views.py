@@ -75,7 +75,8 @@ def reveal_hint(request: HttpRequest, slug: str) -> JsonResponse:
 def file_report(request: HttpRequest, slug: str) -> JsonResponse:
     """POST message, code: file a report with the current attempt attached."""
     rung = _get_rung(slug)
-    form = ReportForm(request.POST)
+    # NUL is dropped here rather than refused by the form: the learner's report is kept.
+    form = ReportForm({name: request.POST.get(name, "").replace("\x00", "") for name in ("message", "code")})
     if not form.is_valid():
         return JsonResponse({"error": messages.REPORT_EMPTY, "fields": form.errors.get_json_data()}, status=400)
     try:
