@@ -41,7 +41,7 @@ _TOKENS = [
 ]
 _BATCH = [
     re.compile(r"batch(?:[\s-]*size)?\s*(?:of|=|:|is)?\s*(\d+)\b"),
-    re.compile(r"\b(\d+)\s*(?:sequences|requests|concurrent users|users|prompts)\b"),
+    re.compile(r"\b(\d+)\s*(?:concurrent\s+|parallel\s+|simultaneous\s+)?(?:sequences|requests|users|prompts|streams)\b"),
 ]
 _GPUS = [
     re.compile(r"\b(\d+)\s*(?:gpus?|devices|ranks|accelerators|cards)\b"),
