@@ -101,3 +101,16 @@ def test_hint_use_counts_hints_revealed_before_the_first_pass(rung, learner, oth
     assert use.reveals_per_hint == [3, 1, 0]
     assert use.before_first_pass == {2: 1, 0: 1}
     assert use.before_first_pass_rows == [(0, 1), (1, 0), (2, 1), (3, 0)]
+
+
+def test_the_mentor_never_hands_out_a_hint(rung, learner_client):
+    """Hints are revealed one at a time; a question to the mentor must not bypass that."""
+    from mentor import search
+    from mentor.models import Passage
+
+    search.ensure_index(rung.module)
+    indexed = "\n".join(Passage.objects.filter(module=rung.module).values_list("text", flat=True))
+    for hint in rung.current_version.hints:
+        assert hint[:60] not in indexed
+    data = learner_client.post("/mentor/ask", {"module": rung.module.slug, "question": rung.current_version.hints[0]}).json()
+    assert all(rung.current_version.hints[0][:60] not in passage["text"] for passage in data["passages"])
