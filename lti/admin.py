@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from lti_tool.admin import LtiRegistrationAdmin
-from lti_tool.models import LtiDeployment, LtiRegistration
+from lti_tool.models import LtiDeployment, LtiRegistration, LtiUser
 
 from . import passback, tool
 from .models import Placement, ScorePost
@@ -63,6 +63,17 @@ class RegistrationAdmin(LtiRegistrationAdmin):  # type: ignore[misc]
         registration = self.get_object(request, object_id) if object_id else None
         extra = {**(extra_context or {}), "tool_urls": tool_urls(request, registration)}
         return super().changeform_view(request, object_id, form_url, extra)  # type: ignore[no-any-return]
+
+
+@admin.register(LtiUser)
+class LtiUserAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """People of the registered LMSes; ``auth user`` is the account they are signed in as (set it to link an existing one)."""
+
+    list_display = ["sub", "name", "email", "registration", "auth_user"]
+    list_filter = ["registration"]
+    search_fields = ["sub", "name", "email", "auth_user__username"]
+    raw_id_fields = ["auth_user"]
+    readonly_fields = ["registration", "sub", "given_name", "family_name", "name", "email", "picture_url", "lti1p1_id_on_platform"]
 
 
 @admin.register(Placement)

@@ -86,3 +86,10 @@ def test_deep_link_launch_grade_and_roster(lms, registration, teacher, student, 
     assert page.status_code == 200 and "3 members fetched" in page.text, page.text[:2000]
     assert "Nia Newcomer" in page.text and "Sam Student" in page.text
     assert 'class="state-solved"' in page.text and 'data-outcome="posted"' in page.text
+
+
+def test_an_lms_user_an_admin_linked_to_an_account_signs_in_as_it(lms, placed_rung, registration, student, browser, learner):
+    LtiUser.objects.create(registration=registration, sub=student.sub, auth_user=learner)
+    landed, _ = browser.launch(lms, student, placed_rung.id)
+    assert landed.status_code == 200 and learner.username in landed.text
+    assert LtiUser.objects.get(sub=student.sub).auth_user == learner
