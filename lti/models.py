@@ -14,7 +14,7 @@ from lti_tool.models import LtiRegistration, LtiResourceLink, LtiUser
 from exercises.models import Module, Rung
 from grader.models import ClaimedJob, Submission
 
-from .constants import ScoreOutcome
+from .constants import SCOPE_SCORE, ScoreOutcome
 
 
 class Placement(models.Model):
@@ -38,8 +38,6 @@ class Placement(models.Model):
 
     @property
     def can_post_scores(self) -> bool:
-        from .constants import SCOPE_SCORE
-
         return bool(self.lineitem_url) and SCOPE_SCORE in self.ags_scopes
 
 

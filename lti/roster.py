@@ -40,7 +40,8 @@ def refresh_roster(context: LtiContext) -> int:
         members: list[dict[str, Any]] = list(service.get_members())  # type: ignore[arg-type]
     except (LtiException, requests.RequestException, ValueError) as exc:
         raise RosterUnavailable(f"The LMS did not give the roster: {exc}"[:500]) from exc
-    context.update_memberships(members)
+    # NRPS makes status optional (Active when absent); django-lti reads it as required.
+    context.update_memberships([{**member, "status": member.get("status") or "Active", "roles": member.get("roles") or []} for member in members])
     return len(members)
 
 

@@ -27,6 +27,14 @@ CACHE_ALIAS = "lti"
 class ToolConfig(DjangoToolConfig):  # type: ignore[misc]
     """Registrations by issuer and client id; deployments only as registered."""
 
+    def find_registration_by_params(self, iss: str, client_id: str | None, *args: Any, **kwargs: Any) -> Registration | None:
+        # client_id is optional in a login initiation: the registration's uuid in the login URL then names it.
+        if client_id is None and self.registration_uuid is not None:
+            found: Registration | None = self.find_registration_by_issuer(iss)
+            return found
+        found = super().find_registration_by_params(iss, client_id, *args, **kwargs)
+        return found
+
     def find_deployment(self, iss: str, deployment_id: str) -> Deployment:
         return self._registered_deployment({"registration__issuer": iss, "deployment_id": deployment_id})
 

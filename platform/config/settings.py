@@ -31,6 +31,12 @@ if not SECRET_KEY:
     SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
 ALLOWED_HOSTS: list[str] = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Behind a proxy that ends TLS and sets X-Forwarded-Proto: trust it, so a
+# request it got over HTTPS counts as secure (LTI launches need the Secure,
+# SameSite=None cookies only a secure request gets; docs/lti.md).
+TRUST_X_FORWARDED_PROTO: bool = env_bool("TRUST_X_FORWARDED_PROTO", False)
+if TRUST_X_FORWARDED_PROTO:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     # First, so its registration/*.html templates win over the admin's.

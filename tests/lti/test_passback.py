@@ -12,6 +12,7 @@ from lti_tool.models import LtiUser
 from exercises.models import Rung
 from grader import hooks
 from grader.exceptions import RetryLater
+from grader.models import Submission
 from lti import passback
 from lti.models import ScorePost
 
@@ -112,6 +113,23 @@ def test_a_module_link_gets_the_share_of_rungs_solved(lms, registration, student
     (post,) = ScorePost.objects.filter(submission=pass_submit(account, "kv-cache-size"))
     passback.post_score(post.pk)
     assert lms.state.scores[link.lineitem_id][student.sub]["scoreGiven"] == pytest.approx(1 / published, abs=1e-6)
+
+
+def test_a_rejudge_that_turns_a_submit_into_a_pass_sends_the_grade(lms, placed_rung, student, account, admin_user, enqueued):
+    from grader import rejudge, services
+    from grader.constants import Kind
+    from sandbox.testing import FakeRunner, job_result
+
+    submission = services.submit_solution(user=account, rung=Rung.objects.get(slug="kv-cache-size"), kind=Kind.SUBMIT, code="x = 1\n")
+    services.grade_submission(submission.pk, runner=FakeRunner(job_result("failed")))
+    assert not ScorePost.objects.exists()
+    batch = rejudge.start_rejudge([Submission.objects.get(pk=submission.pk)], target="original", user=admin_user)
+    for result in batch.results.all():
+        rejudge.rejudge_one(result.pk, runner=FakeRunner())
+    assert rejudge.apply_rejudge(batch, admin_user) == 1
+    (post,) = ScorePost.objects.filter(submission=submission)
+    passback.post_score(post.pk)
+    assert lms.state.scores[placed_rung.lineitem_id][student.sub]["scoreGiven"] == 1.0
 
 
 def test_a_learner_who_never_came_from_an_lms_sends_nothing(learner, catalog, enqueued):

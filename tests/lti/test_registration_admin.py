@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from django.urls import reverse
@@ -55,3 +56,22 @@ def test_the_tool_publishes_its_signing_key(client):
 def test_learners_do_not_see_the_roster(client, learner, catalog):
     client.force_login(learner)
     assert client.get(reverse("lti:module-roster", args=["inference-and-serving"])).status_code == 403
+
+
+def test_over_https_the_login_state_cookie_crosses_sites(client, settings):
+    """The launch is a cross-site POST: the state cookie must be Secure and SameSite=None to come back with it."""
+    from lti_tool.models import LtiRegistration
+
+    settings.CACHES = {**settings.CACHES, "lti": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "lti-https"}}
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    registration = LtiRegistration.objects.create(name="LMS", issuer="https://lms.example", client_id="c1", auth_url="https://lms.example/auth",
+                                                  token_url="https://lms.example/token", keyset_url="https://lms.example/jwks")
+    url = reverse("lti:login", args=[registration.uuid])
+    # No client_id: optional in a login initiation; the registration's uuid in the URL names it.
+    response = client.get(url, {"iss": "https://lms.example", "login_hint": "u1", "target_link_uri": "https://dojo.example/lti/launch/"},
+                          HTTP_X_FORWARDED_PROTO="https", HTTP_HOST="testserver")
+    assert response.status_code == 302 and response["Location"].startswith("https://lms.example/auth?")
+    query = dict(parse_qsl(urlsplit(response["Location"]).query))
+    assert query["redirect_uri"] == "https://testserver/lti/launch/" and query["client_id"] == "c1"
+    (state,) = [cookie for name, cookie in response.cookies.items() if name.startswith("lti1p3-state-")]
+    assert state["secure"] and state["samesite"] == "None" and state["httponly"]
