@@ -74,6 +74,9 @@ def _use_nonce(launch: LtiLaunch) -> None:
 def accept_launch(request: Any) -> AcceptedLaunch:
     """Validate, record the platform's user, course and link (django-lti), and give the learner an account."""
     launch = validate_launch(request)
+    if not (launch.is_resource_launch or launch.is_deep_link_launch):
+        # Submission review and data privacy launches: valid LTI, not offered here.
+        raise LaunchRefused(refusals.BAD_MESSAGE, "only resource links and deep linking are supported")
     sync_data_from_launch(launch)
     user = account_for(launch.user)
     membership: LtiMembership = launch.membership

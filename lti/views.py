@@ -75,8 +75,6 @@ def launch(request: HttpRequest) -> HttpResponse:
                 raise LaunchRefused(refusals.NOT_INSTRUCTOR)
             form = DeepLinkForm(initial={"launch": deep_linking.sign_launch_id(accepted.launch.get_launch_id())})
             return render(request, "lti/deep_link.html", {"form": form, "choices": deep_linking.choices()})
-        if not accepted.launch.is_resource_launch:
-            raise LaunchRefused(refusals.BAD_MESSAGE, "only resource links and deep linking are supported")
         target = launches.open_resource_link(accepted)
     except LaunchRefused as refusal:
         return _refused(request, refusal)

@@ -93,3 +93,17 @@ def test_an_lms_user_an_admin_linked_to_an_account_signs_in_as_it(lms, placed_ru
     landed, _ = browser.launch(lms, student, placed_rung.id)
     assert landed.status_code == 200 and learner.username in landed.text
     assert LtiUser.objects.get(sub=student.sub).auth_user == learner
+
+
+def test_a_pick_of_nothing_published_is_refused_and_the_picker_kept(lms, registration, teacher, browser, live_server):
+    picker, _ = browser.launch(lms, teacher, "deep-link")
+    (form,) = [form for form in forms_in(picker.text) if form["action"] == reverse("lti:deep-link")]
+    again = browser.post(live_server.url + form["action"], {**form["fields"], "target": "rung:no-such-rung"})
+    assert again.status_code == 400 and "does not exist" in again.text
+    (kept,) = [form for form in forms_in(again.text) if form["action"] == reverse("lti:deep-link")]
+    assert kept["fields"]["launch"] == form["fields"]["launch"]
+    answer = browser.post(live_server.url + form["action"], {**kept["fields"], "target": "module:inference-and-serving"})
+    returned, _ = browser.submit_autopost(answer)
+    assert returned.status_code == 200
+    (link,) = lms.state.links.values()
+    assert link.custom == {"dojo_module": "inference-and-serving"}

@@ -142,3 +142,17 @@ def test_the_reaper_covers_score_posts():
     from grader import lifecycle
 
     assert passback.SCORE_POSTS in lifecycle.kinds()
+
+
+def test_the_celery_task_posts_and_retries(lms, placed_rung, student, account, settings, enqueued):
+    """The task by its name, run in this process: one LMS failure, a retry, then the score."""
+    from config.celery import app
+
+    settings.LTI_SCORE_RETRY_DELAY_S = 1
+    lms.state.fail_scores_with, lms.state.fail_scores_times = 503, 1
+    (post,) = ScorePost.objects.filter(submission=pass_submit(account, "kv-cache-size"))
+    app.loader.import_default_modules()
+    app.tasks[passback.SCORE_POSTS.task].apply(args=(post.pk,))
+    post.refresh_from_db()
+    assert (post.outcome, post.attempts) == ("posted", 2)
+    assert lms.state.score_posts == 2
