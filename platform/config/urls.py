@@ -11,5 +11,6 @@ urlpatterns = [
     path("mentor/", include("mentor.urls")),
     path("aids/", include("aids.urls")),
     path("author/", include("authoring.urls")),
+    path("lti/", include("lti.urls")),
     path("", include("frontend.urls")),
 ]
