@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -18,7 +19,7 @@ from exercises.models import Module, Rung
 from grader.models import Progress, Submission
 
 from . import messages
-from .constants import REPORT_CODE_MAX_CHARS, REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS, ReportStatus
+from .constants import REPORT_CODE_MAX_CHARS, REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS, REPORTS_PER_HOUR, ReportStatus
 from .exceptions import AidRefused
 from .models import HintReveal, ProblemReport
 
@@ -114,6 +115,8 @@ def file_report(*, user: Any, rung: Rung, message: str, code: str) -> ProblemRep
     message = _clean_text(message, REPORT_MESSAGE_MAX_CHARS).strip()
     if not message:
         raise AidRefused(messages.REPORT_EMPTY)
+    if ProblemReport.objects.filter(learner=user, created_at__gte=timezone.now() - timedelta(hours=1)).count() >= REPORTS_PER_HOUR:
+        raise AidRefused(messages.TOO_MANY_REPORTS, status=429)
     latest = Submission.objects.filter(user=user, rung=rung).order_by("-enqueued_at", "-pk").first()
     return ProblemReport.objects.create(
         learner=user,

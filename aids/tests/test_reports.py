@@ -73,3 +73,13 @@ def test_resolving_twice_keeps_the_first_note(rung, learner, admin_user):
     with pytest.raises(AidRefused):
         services.resolve_report(stale, by=admin_user, note="second")
     assert ProblemReport.objects.get(pk=report.pk).note == "first"
+
+
+def test_a_flood_of_reports_is_refused_with_a_reason(rung, learner, learner_client):
+    from aids.constants import REPORTS_PER_HOUR
+
+    for n in range(REPORTS_PER_HOUR):
+        assert _report(learner_client, rung, message=f"report {n}").status_code == 201
+    response = _report(learner_client, rung, message="one too many")
+    assert response.status_code == 429 and "last hour" in response.json()["error"]
+    assert ProblemReport.objects.count() == REPORTS_PER_HOUR
