@@ -55,6 +55,9 @@ _PARAMETERS = re.compile(r"(?<![a-z0-9.-])(\d+(?:\.\d+)?)\s*(b|billion|m|million
 _KV_WORDS = re.compile(r"\bkv\b|kv[\s-]*cache|key[\s/-]*value\s+cache")
 _ZERO_WORDS = re.compile(r"\bzero\b|\bzero[\s-]*[0-3]\b|\bzero[0-3]\b|training memory|memory (?:to|for) train|fsdp")
 _WEIGHT_WORDS = re.compile(r"\bweights?\b|memory (?:to|for) (?:load|hold|serve|store) the model|model memory")
+_GROUP_SCALES = re.compile(r"\bgroup|\bscales?\b")
+# "How much memory does Llama-2-7B need in int4?": a size question with a precision and no other subject.
+_SIZE_WORDS = re.compile(r"\bmemory\b|\bvram\b|how (?:much|big|large)|\bfits?\b|\bsize\b")
 
 
 class CalculatorKind:
@@ -120,6 +123,8 @@ def detect_kind(text: str) -> str | None:
         return CalculatorKind.ZERO
     if _WEIGHT_WORDS.search(lowered):
         return CalculatorKind.WEIGHTS
+    if _SIZE_WORDS.search(lowered) and _dtype(lowered) and (find_model(text) or _parameters(lowered)):
+        return CalculatorKind.WEIGHTS
     return None
 
 
@@ -134,6 +139,8 @@ def parse_question(text: str, kinds: tuple[str, ...]) -> Request | None:
     if kind is None or kind not in kinds:
         return None
     lowered = text.lower()
+    if kind == CalculatorKind.WEIGHTS and _GROUP_SCALES.search(lowered):
+        return None  # group-wise scales are the quantization rung's own arithmetic: the passages answer
     model = find_model(text)
     parameters = None if model else _parameters(lowered)
     if kind == CalculatorKind.KV_CACHE and model is None:

@@ -93,6 +93,9 @@ def test_questions_without_arithmetic_are_left_to_the_passages():
     assert parse_question("Why is decoding memory-bound?", ALL) is None
     assert parse_question("What is a KV cache?", ALL) is None
     assert parse_question("How many bytes per element does int4 take?", ALL) is None
+    assert parse_question("How much memory do 7B parameters take in int4?", ALL) is not None  # a 7B count and a precision
+    assert parse_question("How much memory do 7B parameters take in int4 with group scales?", ALL) is None  # the rung's own sum
+    assert parse_question("Why does memory matter for Llama-2-7B?", ALL) is None  # no precision: not a size question
 
 
 def test_a_calculator_the_module_does_not_offer_is_not_used():
@@ -134,6 +137,8 @@ def test_kv_cache_bytes(question, expected):
         ("Weights of Llama-2-7B in int4", 3_369_207_808),
         ("How much memory do the weights of Llama-3-70B take in int8?", 70_553_706_496),
         ("weight memory of a 7B model at fp32", 28_000_000_000),
+        ("How much memory does Llama-2-13B need in bf16?", 26_031_728_640),
+        ("Does Mistral-7B fit in 8 GB at int8?", 7_241_732_096),
     ],
 )
 def test_weight_memory(question, expected):
