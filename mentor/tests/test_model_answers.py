@@ -121,3 +121,13 @@ def test_without_a_model_stream_1_answers_with_plain_json(module, learner_client
     assert response["Content-Type"] == "application/json"
     data = response.json()
     assert data["answer"] == messages.NO_MODEL_INTRO and data["answered_by_model"] is False
+
+
+def test_a_streamed_calculator_answer_sends_the_working_first_and_gives_it_to_the_model(module, learner_client, with_model):
+    events = _events(_ask(learner_client, module, stream=True, question="KV cache of Llama-3-70B at 8192 tokens, batch 4, fp16?"))
+    first = events[0]
+    assert first["type"] == "passages" and first["calculation"]["total_bytes"] == 10_737_418_240
+    assert "10,737,418,240 bytes" in first["calculation"]["html"]
+    assert events[-1]["type"] == "done" and events[-1]["answered_by_model"] is True
+    assert "10,737,418,240 bytes" in with_model.requests[0]["messages"][1]["content"]
+    assert Question.objects.get().calculator == "kv_cache"
