@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from exercises.models import Module, Rung, Track
-from grader import events, services
+from grader import events, messages, services
 from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
@@ -152,9 +152,7 @@ def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
         return JsonResponse({"code": draft.code, "updated_at": draft.updated_at.isoformat()})
     form = DraftForm(request.POST)
     if not form.is_valid():
-        too_large = any(error.code == "too_large" for error in form.errors.as_data().get("code", []))
-        texts = [str(error.message) for error in form.errors.as_data().get("code", [])]
-        return JsonResponse({"error": " ".join(texts) or "Invalid draft."}, status=413 if too_large else 400)
+        return _refused_form(form)
     draft = frontend_services.save_draft(user=request.user, rung=rung, code=form.cleaned_data["code"])
     return JsonResponse({"saved": True, "updated_at": draft.updated_at.isoformat()})
 
@@ -210,15 +208,14 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
         raise Http404
     rung = _get_rung(slug)
     if not _form_is_utf8(request):
-        return JsonResponse({"error": "The request is not valid UTF-8 text."}, status=400)
+        return JsonResponse({"error": messages.CODE_NOT_TEXT, "code": "not_text"}, status=400)
     form = CodeForm(request.POST)
     if not form.is_valid():
-        first = next((error["message"] for errors in form.errors.get_json_data().values() for error in errors), "")
-        return JsonResponse({"error": f"Invalid request: {first}", "fields": form.errors.get_json_data()}, status=400)
+        return _refused_form(form)
     version = rung.current_version
     assert version is not None
     if form.cleaned_data["version"] != version.number:
-        return JsonResponse({"error": "This exercise was updated since you opened it. Reload the page to get the new version."}, status=409)
+        return JsonResponse({"error": messages.VERSION_CHANGED, "code": "version_changed"}, status=409)
     try:
         submission = services.submit_solution(user=request.user, rung=rung, kind=kind, code=form.cleaned_data["code"])
     except SubmissionRejected as exc:
@@ -236,6 +233,14 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
         },
         status=202,
     )
+
+
+def _refused_form(form: CodeForm | DraftForm) -> JsonResponse:
+    """The form's first error as the one sentence the page shows, with its
+    code (``empty``, ``too_large``, ...): 413 for code over the limit, else 400."""
+    first = next(error for errors in form.errors.as_data().values() for error in errors)
+    text = " ".join(str(message) for message in first.messages)
+    return JsonResponse({"error": text, "code": first.code or "invalid"}, status=413 if first.code == "too_large" else 400)
 
 
 def _form_is_utf8(request: HttpRequest) -> bool:

@@ -66,8 +66,11 @@ STATE_LEAK_NOTE = (
     "state between calls. Make each call depend only on its arguments."
 )
 
-CODE_TOO_LARGE = "Your code is {size} bytes; the limit is {limit} bytes."
+CODE_TOO_LARGE = "Your code is {size:,} bytes; the limit is {limit:,} bytes. Remove some of it (large data belongs in the tests, not the solution)."
 CODE_NOT_TEXT = "Your code must be UTF-8 text without NUL bytes."
+CODE_EMPTY = "The editor is empty, so there is nothing to run. Write your solution, or reset to the starter code."
+VERSION_CHANGED = "This exercise was updated since you opened it. Reload the page to get the new version (your draft is kept)."
+STALE_PAGE = "This page is out of date. Reload it (your draft is kept) and try again."
 
 IN_FLIGHT = "Your previous code for this exercise is still being graded; wait for its result, then try again."
 THROTTLED = "You are sending code faster than {limit} times a minute. Try again in {seconds} s."
