@@ -81,3 +81,9 @@ TOO_MANY_IN_FLIGHT = (
 )
 UNKNOWN_KIND = "Unknown kind of submission."
 NOT_PUBLISHED = "This exercise is not published yet."
+
+# A job that stopped early (time, memory or output limit): where it stopped,
+# and each test it never reached.
+STUCK_IN_TEST = "It was stuck in {name}; the tests after it did not run."
+STUCK_UNKNOWN = "No test reported a result before the limit, so the code was stuck while loading or in the first test."
+NOT_RUN = "Not run: the job stopped before this test."
