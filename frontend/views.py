@@ -287,6 +287,20 @@ def submission_state(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(submission_payload(submission, request.user))
 
 
+@login_required
+@require_POST
+def submission_cancel(request: HttpRequest, pk: int) -> JsonResponse:
+    """The learner stops their own queued or running job; it does not count as an attempt."""
+    submission = _get_submission_for_user(request, pk)
+    if submission.user_id != request.user.pk:
+        raise Http404("No such submission.")
+    try:
+        services.cancel_submission(submission)
+    except SubmissionRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.http_status)
+    return JsonResponse({"cancelled": True, "state_url": reverse("submission-state", args=[submission.pk])})
+
+
 _STREAM_SLOTS = threading.BoundedSemaphore(settings.LIVE_STREAMS_PER_PROCESS)
 
 

@@ -18,6 +18,7 @@ OUTCOME_SUMMARY = {
     Outcome.MEMORY_LIMIT: "Your code used more memory than the limit allows.",
     Outcome.OUTPUT_LIMIT: "Your code printed more output than the limit allows.",
     Outcome.INFRA_ERROR: "The grader failed on our side. This attempt does not count; please try again.",
+    Outcome.CANCELLED: "You cancelled this job. It does not count as an attempt.",
 }
 
 # Ours, keyed by the stable error code (``sandbox.errors`` and ``ErrorCode``).
@@ -79,6 +80,7 @@ TOO_MANY_IN_FLIGHT = (
     "You already have {count} jobs waiting or running (the limit is {limit}). "
     "Wait for one to finish; try again in {seconds} s."
 )
+NOTHING_TO_CANCEL = "This job has already finished; there is nothing to cancel."
 UNKNOWN_KIND = "Unknown kind of submission."
 NOT_PUBLISHED = "This exercise is not published yet."
 

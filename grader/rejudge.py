@@ -87,7 +87,9 @@ def recompute_progress(user_id: int, rung_id: int) -> Progress | None:
     an attempt solves the rung, dated by that attempt. Both writes are
     conditional UPDATEs on the row as read.
     """
-    graded = Submission.objects.filter(user_id=user_id, rung_id=rung_id, kind=Kind.SUBMIT, status=Status.DONE).exclude(outcome=Outcome.INFRA_ERROR)
+    graded = Submission.objects.filter(user_id=user_id, rung_id=rung_id, kind=Kind.SUBMIT, status=Status.DONE).exclude(
+        outcome__in=[Outcome.INFRA_ERROR, Outcome.CANCELLED]
+    )
     outcomes = list(graded.values_list("outcome", flat=True))
     progress, _ = Progress.objects.select_for_update().get_or_create(user_id=user_id, rung_id=rung_id)
     if not outcomes and progress.solved_at is None:
