@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from exercises.models import Module, Rung, Track
-from grader import events, messages, services
+from grader import events, messages, rejudge, services
 from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
@@ -99,7 +99,11 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     rungs = list(module.rungs.all())
     states = _rung_states(request.user, rungs)
-    ladder = [{"rung": rung, "version": rung.current_version, "state": states.get(rung.pk, "not started")} for rung in rungs]
+    regrades = rejudge.regrades_by_rung(int(request.user.pk), [rung.pk for rung in rungs]) if request.user.is_authenticated else {}
+    ladder = [
+        {"rung": rung, "version": rung.current_version, "state": states.get(rung.pk, "not started"), "regrade": regrades.get(rung.pk)}
+        for rung in rungs
+    ]
     context = {
         "module": module,
         "ladder": ladder,
@@ -138,6 +142,9 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "code": frontend_services.opening_code(request.user, rung),
         "starter_code": version.starter_code,
         "solved": services.has_solved(request.user, rung),
+        "next_rung": frontend_services.next_rung(rung),
+        "max_code_bytes": settings.GRADER_MAX_CODE_BYTES,
+        "embed": request.GET.get("embed") == "1",
     }
     return render(request, "frontend/workspace.html", context)
 
@@ -160,8 +167,15 @@ def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
 @login_required
 @require_GET
 def rung_history(request: HttpRequest, slug: str) -> JsonResponse:
-    """The learner's own attempts at this rung, newest first, with their code."""
+    """The learner's own attempts at this rung, newest first, with their code
+    and score, a page of ``HISTORY_PAGE`` at a time (``?page=2`` for older)."""
     rung = _get_rung(slug)
+    try:
+        page = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        page = 1
+    history = frontend_services.attempt_history(request.user, rung, page=page)
+    regrades = rejudge.latest_regrades(attempt.submission.pk for attempt in history.attempts)
     attempts = [
         {
             "id": submission.pk,
@@ -171,12 +185,22 @@ def rung_history(request: HttpRequest, slug: str) -> JsonResponse:
             "version": submission.rung_version.number,
             "enqueued_at": submission.enqueued_at.isoformat(),
             "code": submission.code,
+            "passed": attempt.passed,
+            "total": attempt.total,
+            "regraded": _regrade_json(regrades.get(submission.pk)),
             "state_url": reverse("submission-state", args=[submission.pk]),
             "events_url": reverse("submission-events", args=[submission.channel]),
         }
-        for submission in frontend_services.attempt_history(request.user, rung)
+        for attempt in history.attempts
+        for submission in [attempt.submission]
     ]
-    return JsonResponse({"attempts": attempts})
+    return JsonResponse({"attempts": attempts, "page": page, "next_page": page + 1 if history.has_more else None})
+
+
+def _regrade_json(result: Any) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {"version": result.new_version.number, "old_outcome": result.old_outcome, "new_outcome": result.new_outcome}
 
 
 @login_required
@@ -269,6 +293,9 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         "tests": tests,
         "timings": submission.timings,
         "peak_memory_bytes": submission.peak_memory_bytes,
+        "enqueued_at": submission.enqueued_at.isoformat(),
+        "cancel_url": reverse("submission-cancel", args=[submission.pk]),
+        "regraded": _regrade_json(rejudge.latest_regrades([submission.pk]).get(submission.pk)),
     }
     if submission.kind == Kind.RUN:
         payload["stdout"] = submission.stdout
