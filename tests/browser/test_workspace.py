@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_learner_journey import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.browser import test_learner_journey as journey
+
+browser = journey.browser  # the shared Chromium fixture
 
 pytestmark = [pytest.mark.browser]
 
