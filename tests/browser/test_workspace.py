@@ -224,9 +224,11 @@ def test_the_history_shows_scores_pages_and_reopens_an_attempts_results(page_sit
     from grader.models import Submission, SubmissionTestResult
 
     rung = Rung.objects.get(slug="kv-cache-size")
+    version = rung.current_version
+    assert version is not None
     for n in range(12):
         submission = Submission.objects.create(
-            user=learner, rung=rung, rung_version=rung.current_version, kind=Kind.RUN, code=f"attempt = {n}\n",
+            user=learner, rung=rung, rung_version=version, kind=Kind.RUN, code=f"attempt = {n}\n",
             status=Status.DONE, outcome=Outcome.FAILED if n else Outcome.PASSED,
         )
         SubmissionTestResult.objects.create(submission=submission, order=0, name="test_one", outcome="passed")
@@ -345,3 +347,26 @@ def test_cancel_stops_an_infinite_loop_and_does_not_count(graded_site: str, brow
     assert submission.outcome == "cancelled"
     assert not Progress.objects.exists(), "a cancelled Submit is not an attempt"
     page.context.close()
+
+
+def test_dashboard_bar_labels_are_not_clipped(browser: Any, shots: Path) -> None:
+    from authoring.charts import bar_chart
+
+    css = (ROOT / "authoring" / "static" / "authoring" / "authoring.css").read_text()
+    rows = [
+        ("test_partial_last_group_still_needs_a_scale", 9.0),
+        ("test_fifo_blocks_requests_behind_a_head_that_does_not_fit", 4.0),
+        ("test_rejection_ends_the_block_even_when_later_tokens_match", 2.0),
+        ("short", 1.0),
+    ]
+    svg = bar_chart(rows, title="Hidden tests that fail most")
+    for width in (1440, 800, 420):
+        context = browser.new_context(viewport={"width": width, "height": 600})
+        page = context.new_page()
+        page.set_content(f"<style>:root{{--fg:#111;--accent:#06c}} {css}</style><div style='width:{min(width, 560)}px'>{svg}</div>")
+        boxes = page.evaluate("() => [...document.querySelectorAll('svg.chart text.label')].map(t => { const b = t.getBBox(); return [b.x, b.x + b.width]; })")
+        bars = page.evaluate("() => Math.min(...[...document.querySelectorAll('svg.chart rect.bar')].map(r => r.x.baseVal.value))")
+        assert len(boxes) == 4 and all(left >= 0 and right <= bars for left, right in boxes), f"a label is clipped or runs into its bar: {boxes}, bars at {bars}"
+        if width == 800:
+            page.screenshot(path=str(shots / "dashboard-bar-labels.png"))
+        context.close()
