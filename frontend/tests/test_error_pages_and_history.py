@@ -63,3 +63,23 @@ def test_the_workspace_links_the_next_rung_and_the_module(kv_rung, lena_client):
     assert f'id="next-rung" href="/rungs/{later.slug}/"' in page
     assert f'id="back-to-module" href="/modules/{kv_rung.module.slug}/"' in page
     assert 'data-max-bytes="65536"' in page
+
+
+def test_a_regrade_is_shown_on_the_module_page_and_on_the_attempt(kv_rung, learner, admin_user, lena_client, enqueued):
+    from grader import rejudge, services
+    from grader.models import Rejudge
+    from sandbox.testing import FakeRunner, job_result
+
+    submission = services.submit_solution(user=learner, rung=kv_rung, kind=Kind.SUBMIT, code="x = 1\n")
+    services.grade_submission(submission.pk, runner=FakeRunner(job_result("passed")))
+    batch = rejudge.start_rejudge([Submission.objects.get(pk=submission.pk)], target=Rejudge.Target.CURRENT, user=admin_user)
+    rejudge.rejudge_one(batch.results.get().pk, runner=FakeRunner(job_result("failed")))
+    rejudge.apply_rejudge(batch, admin_user)
+
+    module = lena_client.get(f"/modules/{kv_rung.module.slug}/").content.decode()
+    assert f"Regraded against version {kv_rung.current_version.number}: passed → failed (your solve stands)" in module
+    state = lena_client.get(f"/submissions/{submission.pk}/state").json()
+    assert state["regraded"] == {"version": kv_rung.current_version.number, "old_outcome": "passed", "new_outcome": "failed"}
+    history = lena_client.get("/rungs/kv-cache-size/history").json()
+    assert history["attempts"][0]["regraded"]["new_outcome"] == "failed"
+    assert lena_client.get("/rungs/kv-cache-size/reference").status_code == 200, "the reference stays unlocked"
