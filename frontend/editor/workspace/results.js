@@ -60,18 +60,20 @@ function renderTests(tests) {
   if (sorted.some((li, i) => li !== rows[i])) for (const li of sorted) failing.appendChild(li);
 
   const count = (o) => tests.filter((t) => t.outcome === o).length;
-  const failed = tests.length - count("passed") - count("skipped"), passed = count("passed"), notRun = count("skipped");
+  const timedOut = count("timeout");
+  const failed = tests.length - count("passed") - count("skipped") - timedOut, passed = count("passed"), notRun = count("skipped");
   const parts = [];
   if (failed) parts.push(failed + " failed");
+  if (timedOut) parts.push(timedOut + " hit the time limit");
   if (passed) parts.push(passed + " passed");
   if (notRun) parts.push(notRun + " not run");
   const summary = $("test-summary");
   summary.textContent = parts.join(" \u00b7 ");
   summary.hidden = parts.length === 0;
-  summary.className = "test-summary" + (failed ? " has-failures" : passed && !notRun ? " all-passed" : "");
+  summary.className = "test-summary" + (failed || timedOut ? " has-failures" : passed && !notRun ? " all-passed" : "");
   $("passed-box").hidden = passed === 0;
   $("passed-summary").textContent = passed + " passed test" + (passed === 1 ? "" : "s");
-  return { failed, passed, notRun };
+  return { failed: failed + timedOut, passed, notRun };
 }
 
 function renderTimings(timings) {
