@@ -187,6 +187,14 @@ class SandboxRunner:
             else:
                 self._finish(launched, reusable)
 
+    def stop(self, container_id: str) -> None:
+        try:
+            self._client().containers.get(container_id).kill()
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as exc:  # e.g. it is not running any more
+            log.info("could not stop sandbox container %s: %s", container_id[:12], exc)
+
     def _finish(self, launched: Launched, reusable: bool = False) -> None:
         """Give a pooled container back for its next job once its harness says it is
         clean; remove any other (and let the pool refill)."""

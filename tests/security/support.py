@@ -207,6 +207,9 @@ class TrackingRunner:
         assert_nothing_of_the_job_survived(self.sandbox.runner, self.container_ids[-1])
         return result
 
+    def stop(self, container_id: str) -> None:
+        self.sandbox.runner.stop(container_id)
+
 
 def grade_through_the_site(sandbox: Sandbox, learner: Any, rung: Any, kind: str, code: str, capture: Any) -> Any:
     """Store a submission as the site does, then grade it as the worker does.
