@@ -235,6 +235,7 @@ class ContainerPool:
         while True:
             with self._lock:
                 while not self._ready and (self._warming or self._lent < self.size) and not self._stopped.is_set():
+                    self._wake.set()  # the refill thread tops the pool up now, not at its next round
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
