@@ -216,8 +216,12 @@ class ContainerPool:
 
     def holds(self, container_id: str) -> bool:
         """Whether a container waits in the pool for its next job."""
+        return self.jobs_served(container_id) is not None
+
+    def jobs_served(self, container_id: str) -> int | None:
+        """How many jobs a container waiting in the pool has served (None: not waiting here)."""
         with self._lock:
-            return any(item.container.id == container_id for item in self._ready)
+            return next((item.jobs for item in self._ready if item.container.id == container_id), None)
 
     # --- use ---------------------------------------------------------------
 

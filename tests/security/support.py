@@ -121,14 +121,26 @@ def check_measurements(graded: Graded, limits: Limits, runtime: str = "") -> Non
 
 def assert_nothing_of_the_job_survived(runner: SandboxRunner, container_id: str) -> None:
     """The job's container is gone with everything in it, or it waits in the
-    pool for its next job with nothing running in it but PID 1 (docker-init)
-    and the harness's job master: no process of the job survived it."""
+    pool for its next job with no process of any job it served still running."""
     if container_id not in sandbox_containers():
         assert not processes_in_container(container_id), "processes of the job survived it"
         return
-    assert runner.pool is not None and runner.pool.holds(container_id), "the job's container survived the job outside the pool"
-    alive = [pid for pid in processes_in_container(container_id) if not _is_zombie(pid)]
-    assert len(alive) == 2, f"processes of the job survived it in its reused container: {alive}"
+    served = runner.pool.jobs_served(container_id) if runner.pool is not None else None
+    assert served is not None, "the job's container survived the job outside the pool"
+    # Live now: PID 1 and the job master (root), and the next job's process,
+    # launcher and fork server, started ahead of it (root, and the next
+    # job's learner uid). None may run as the harness uid or as the learner
+    # uid of any job this container has served (job n: 1000 + 2n).
+    served_uids = {1001, *(1000 + 2 * n for n in range(1, served + 1))}
+    left = {pid: uid for pid in processes_in_container(container_id) if not _is_zombie(pid) and (uid := _uid(pid)) in served_uids}
+    assert not left, f"processes of the job survived it in its reused container: {left}"
+
+
+def _uid(pid: int) -> int:
+    try:
+        return (Path("/proc") / str(pid)).stat().st_uid
+    except OSError:
+        return -1
 
 
 def _is_zombie(pid: int) -> bool:
