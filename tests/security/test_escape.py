@@ -381,7 +381,7 @@ def test_attack_27_platform_secrets(sandbox: Sandbox, monkeypatch: pytest.Monkey
     found = probe_result(graded.result.stdout)
     environ = found["environ"]
     assert isinstance(environ, dict)
-    assert set(environ) <= {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "OMP_NUM_THREADS", "LC_CTYPE"}, environ
+    assert set(environ) <= {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "OMP_NUM_THREADS", "LC_CTYPE", "USER", "LOGNAME"}, environ
     assert found["init_environ"] == "PermissionError"
     assert found["sockets"] == [] and found["secrets"] == []
     mounts = str(found["mounts"])
