@@ -246,8 +246,11 @@ def _warm_pytest() -> None:
     shutil.rmtree(warm_dir, ignore_errors=True)
 
 
-# The job process's exit status when stdin ended before a job came.
+# The job process's exit status when stdin ended before a job came, and
+# when it printed its report. Any other end (killed, or harness-side code
+# that exited) ends the container too: the host then sees no report.
 NO_MORE_JOBS = 75
+JOB_REPORTED = 64
 
 
 def read_frame(fd: int = 0) -> bytes | None:
@@ -314,7 +317,11 @@ def main() -> int:
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == NO_MORE_JOBS or number == max_jobs:
+        code = os.waitstatus_to_exitcode(status)
+        if code == NO_MORE_JOBS or number == max_jobs:
+            return 0
+        if code != JOB_REPORTED:
+            print(f"the job process ended without its report (status {code})", file=sys.stderr, flush=True)
             return 0
         problems = recycle(HARNESS_UID, learner_uid(number))
         if problems:
@@ -383,7 +390,7 @@ def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
     except Exception as exc:  # noqa: BLE001 - whatever broke, the host gets a report
         report = {"outcome": "infra_error", "message": f"The grader failed: {type(exc).__name__}: {exc}"[:2000], "error_code": "harness_crashed"}
     emitter.emit("report", **report)
-    return 0
+    return JOB_REPORTED
 
 
 def _grade(
