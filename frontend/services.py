@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from exercises.models import Module, Rung
@@ -51,3 +52,65 @@ def module_progress(user: Any, modules: list[Module]) -> dict[int, tuple[int, in
         for rung_id in Progress.objects.filter(user=user, rung_id__in=rung_module, solved_at__isnull=False).values_list("rung_id", flat=True):
             solved[rung_module[rung_id]] = solved.get(rung_module[rung_id], 0) + 1
     return {module.pk: (solved.get(module.pk, 0), totals.get(module.pk, 0)) for module in modules}
+
+
+@dataclass(frozen=True)
+class LadderStep:
+    """One rung as the module page lists it."""
+
+    rung: Rung
+    label: str  # "Rung 2" or "Senior rung"
+    state: str  # "solved", "attempted" or "not started"
+
+    @property
+    def version(self) -> Any:
+        return self.rung.current_version
+
+
+def rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
+    """For each rung id ``user`` has touched: "solved" or "attempted"."""
+    if not user.is_authenticated:
+        return {}
+    states = {}
+    for progress in Progress.objects.filter(user=user, rung__in=rungs):
+        states[progress.rung_id] = "solved" if progress.solved_at else "attempted"
+    attempted = Submission.objects.filter(user=user, rung__in=rungs).values_list("rung_id", flat=True).distinct()
+    for rung_id in attempted:
+        states.setdefault(rung_id, "attempted")
+    return states
+
+
+def build_ladder(user: Any, rungs: list[Rung]) -> list[LadderStep]:
+    """The published rungs in ladder order (senior rungs last), numbered and labelled."""
+    ordered = sorted((rung for rung in rungs if rung.current_version is not None), key=lambda rung: (rung.senior, rung.order, rung.slug))
+    states = rung_states(user, ordered)
+    steps = []
+    number = 0
+    for rung in ordered:
+        if rung.senior:
+            label = "Senior rung"
+        else:
+            number += 1
+            label = f"Rung {number}"
+        steps.append(LadderStep(rung=rung, label=label, state=states.get(rung.pk, "not started")))
+    return steps
+
+
+def next_step(ladder: list[LadderStep]) -> LadderStep | None:
+    """The first rung not solved yet, in ladder order; None when all are."""
+    return next((step for step in ladder if step.state != "solved"), None)
+
+
+def later_modules(module: Module) -> list[Module]:
+    """The modules after ``module`` in its track, in order."""
+    siblings = list(Module.objects.filter(track_id=module.track_id).order_by("order", "slug"))
+    position = next(i for i, sibling in enumerate(siblings) if sibling.pk == module.pk)
+    return siblings[position + 1 :]
+
+
+def resolve_sources(module: Module) -> list[dict[str, Any]]:
+    """The module's sources, each in-app one with ``target``: the Module it names
+    (None when that module is not loaded, so the page shows it unlinked)."""
+    ids = [source["module"] for source in module.sources if source.get("module")]
+    targets = {target.external_id: target for target in Module.objects.filter(external_id__in=ids)} if ids else {}
+    return [dict(source, target=targets.get(source["module"])) if source.get("module") else dict(source) for source in module.sources]
