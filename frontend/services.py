@@ -114,3 +114,23 @@ def resolve_sources(module: Module) -> list[dict[str, Any]]:
     ids = [source["module"] for source in module.sources if source.get("module")]
     targets = {target.external_id: target for target in Module.objects.filter(external_id__in=ids)} if ids else {}
     return [dict(source, target=targets.get(source["module"])) if source.get("module") else dict(source) for source in module.sources]
+
+
+DIFFICULTY_ORDER = ("easy", "medium", "hard")
+
+
+def module_sizes(modules: list[Module]) -> dict[int, dict[str, Any]]:
+    """For each module id: the minutes of its published rungs and the span of
+    their difficulties ("easy", "easy to hard"; "" when it has none)."""
+    minutes: dict[int, int] = {module.pk: 0 for module in modules}
+    levels: dict[int, set[str]] = {module.pk: set() for module in modules}
+    published = Rung.objects.filter(module__in=modules, current_version__isnull=False)
+    for module_id, rung_minutes, difficulty in published.values_list("module_id", "current_version__minutes", "current_version__difficulty"):
+        minutes[module_id] += rung_minutes
+        levels[module_id].add(difficulty)
+    sizes = {}
+    for module_id, found in levels.items():
+        ordered = [level for level in DIFFICULTY_ORDER if level in found]
+        span = "" if not ordered else ordered[0] if len(ordered) == 1 else f"{ordered[0]} to {ordered[-1]}"
+        sizes[module_id] = {"minutes": minutes[module_id], "difficulty": span}
+    return sizes

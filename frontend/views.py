@@ -64,7 +64,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 def _modules_with_progress(user: Any, modules: list[Module]) -> list[dict[str, Any]]:
     progress = frontend_services.module_progress(user, modules)
-    return [{"module": module, "solved": progress[module.pk][0], "total": progress[module.pk][1]} for module in modules]
+    sizes = frontend_services.module_sizes(modules)
+    return [{"module": module, "solved": progress[module.pk][0], "total": progress[module.pk][1], **sizes[module.pk]} for module in modules]
 
 
 def catalog(request: HttpRequest) -> HttpResponse:

@@ -140,3 +140,16 @@ def test_the_module_pages_stay_cheap(catalog, learner, client, django_assert_max
     client.force_login(learner)
     with django_assert_max_num_queries(10):
         assert client.get(path).status_code == 200
+
+
+def test_the_catalog_and_track_list_both_modules_in_order_with_minutes_and_difficulty(catalog, learner, lena_client):
+    _solve(learner, "training-memory")
+    for path in ("/", "/tracks/llm-systems-frontier/"):
+        page = lena_client.get(path).content.decode()
+        first, second = page.index(">Inference &amp; serving</a>"), page.index(">Training at scale</a>")
+        assert first < second
+        for slug, start in (("inference-and-serving", first), ("training-at-scale", second)):
+            versions = [_published(rung.slug)[1] for rung in Rung.objects.filter(module__slug=slug)]
+            minutes = sum(version.minutes for version in versions)
+            assert f"{len(versions)} rungs · ~{minutes} min · easy to hard" in page[start:]
+        assert "1/4 solved" in page[second:]
