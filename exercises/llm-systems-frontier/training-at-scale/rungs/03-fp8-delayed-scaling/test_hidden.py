@@ -140,9 +140,19 @@ def test_bad_tensors_raise_and_change_nothing(solution):
 
 def test_two_scalers_are_independent(solution):
     a, b = solution.DelayedScaling(), solution.DelayedScaling()
-    a.quantize(torch.tensor([10.0]))
+    a.quantize(torch.tensor([10.0, 5000.0]))
     assert_close(b.amax_history, [], what="history of a second scaler")
     assert_close(b.scale, 1.0, what="scale of a second scaler")
+    assert_int(b.last_saturated, 0, "last_saturated of a scaler that has quantized nothing yet")
+
+
+def test_default_history_keeps_sixteen_values(solution):
+    scaler = solution.DelayedScaling()
+    for n in range(1, 17):
+        scaler.quantize(torch.tensor([float(n)]))
+    assert_close(scaler.amax_history, [float(n) for n in range(1, 17)], rtol=0.0, atol=0.0, what="default history after 16 tensors")
+    scaler.quantize(torch.tensor([0.5]))
+    assert_close(scaler.amax_history, [float(n) for n in range(2, 17)] + [0.5], rtol=0.0, atol=0.0, what="default history after 17 tensors")
 
 
 def _tensor(rng, gen):
