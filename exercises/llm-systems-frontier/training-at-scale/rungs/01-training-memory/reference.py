@@ -20,13 +20,14 @@ def model_state_bytes(num_params: int, n_gpus: int, stage: int, optimizer_bytes:
         raise ValueError(f"stage must be 0, 1, 2 or 3, got {stage!r}")
     if isinstance(optimizer_bytes, bool) or not isinstance(optimizer_bytes, int) or optimizer_bytes < 0:
         raise ValueError(f"optimizer_bytes must be a non-negative int, got {optimizer_bytes!r}")
-    # Bytes per parameter: (kept whole, split n_gpus ways).
-    whole, split = {
-        0: (WEIGHT_BYTES + GRADIENT_BYTES + optimizer_bytes, 0),
-        1: (WEIGHT_BYTES + GRADIENT_BYTES, optimizer_bytes),
-        2: (WEIGHT_BYTES, GRADIENT_BYTES + optimizer_bytes),
-        3: (0, WEIGHT_BYTES + GRADIENT_BYTES + optimizer_bytes),
+    # Bytes per parameter of each state: (kept whole on every GPU, split n_gpus ways).
+    kept, sharded = {
+        0: ((WEIGHT_BYTES, GRADIENT_BYTES, optimizer_bytes), ()),
+        1: ((WEIGHT_BYTES, GRADIENT_BYTES), (optimizer_bytes,)),
+        2: ((WEIGHT_BYTES,), (GRADIENT_BYTES, optimizer_bytes)),
+        3: ((), (WEIGHT_BYTES, GRADIENT_BYTES, optimizer_bytes)),
     }[stage]
+    whole, split = sum(kept), sum(sharded)
     shard = -(-split * num_params // n_gpus)  # a GPU holding the largest shard: round up
     return whole * num_params + shard
 
