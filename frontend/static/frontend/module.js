@@ -26,6 +26,12 @@
       frame.src = button.dataset.src;
       frame.title = "Workspace: " + button.closest(".rung").querySelector(".rung-title").textContent;
       frame.className = "workspace-frame";
+      // Links that leave the workspace (crumbs, the module page) open in the
+      // whole window, not inside the frame; in-page anchors stay in it.
+      frame.addEventListener("load", () => {
+        const doc = frame.contentDocument;
+        if (doc) doc.querySelectorAll('a[href]:not([href^="#"])').forEach((link) => { link.target = "_top"; });
+      });
       host.appendChild(frame);
     }
     host.hidden = false;
