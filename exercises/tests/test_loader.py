@@ -113,13 +113,14 @@ def test_the_load_command_reports_the_broken_file(db, tmp_path, settings):
 
 
 def test_an_in_app_source_must_name_a_module_of_the_catalog(tmp_path, settings):
-    from exercises.loader import read_catalog
+    from exercises.loader import check_in_app_sources, read_catalog
 
     root = _copy_catalog(tmp_path, settings)
+    check_in_app_sources(read_catalog(root))
     module_yaml = root / "llm-systems-frontier" / "inference-and-serving" / "module.yaml"
     module_yaml.write_text(module_yaml.read_text().replace("module: P10.llm-systems-frontier.02", "module: P10.llm-systems-frontier.99"))
     with pytest.raises(CatalogError, match=r"sources\.\d+\.module.*P10\.llm-systems-frontier\.99"):
-        read_catalog(root)
+        check_in_app_sources(read_catalog(root))
     module_yaml.write_text(module_yaml.read_text().replace("{kind: in-app, title: \"Training at scale\", module: P10.llm-systems-frontier.99}", "{kind: in-app, title: \"Training at scale\"}"))
     with pytest.raises(CatalogError, match="in-app source names the module"):
         read_catalog(root)
