@@ -104,6 +104,9 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
         meta["equivalent_mutants"] = equivalent
     if senior:  # ladder placement lives on the Rung, not in its versions
         meta["senior"] = True
+    hints = [str(hint) for hint in getattr(content, "hints", None) or []]
+    if hints:
+        meta["hints"] = hints
     files = {
         "rung.yaml": _dump_yaml(meta),
         "instructions.md": content.instructions_md,

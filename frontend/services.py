@@ -5,12 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count, Q
+
 from exercises.models import Module, Rung
 from grader.models import Progress, Submission
 
 from .models import Draft
 
-HISTORY_LIMIT = 50
+HISTORY_PAGE = 10
+
+
+@dataclass(frozen=True)
+class Attempt:
+    submission: Submission
+    passed: int
+    total: int
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    attempts: list[Attempt]
+    has_more: bool
 
 
 def save_draft(*, user: Any, rung: Rung, code: str) -> Draft:
@@ -31,13 +46,31 @@ def opening_code(user: Any, rung: Rung) -> str:
     return version.starter_code if version is not None else ""
 
 
-def attempt_history(user: Any, rung: Rung) -> list[Submission]:
-    """The learner's own Runs and Submits of ``rung``, newest first."""
-    return list(
+def attempt_history(user: Any, rung: Rung, *, page: int = 1) -> HistoryPage:
+    """One page of the learner's own Runs and Submits of ``rung``, newest
+    first, each with ``passed_count`` and ``test_count`` (its score)."""
+    start = (page - 1) * HISTORY_PAGE
+    rows = list(
         Submission.objects.filter(user=user, rung=rung)
         .select_related("rung_version")
-        .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")[:HISTORY_LIMIT]
+        .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")
+        .annotate(test_count=Count("test_results"), passed_count=Count("test_results", filter=Q(test_results__outcome="passed")))
+        # NOTE: explicit, since a query with aggregates ignores Meta.ordering.
+        .order_by("-enqueued_at", "-pk")
+        [start : start + HISTORY_PAGE + 1]
     )
+    attempts = [Attempt(row, int(getattr(row, "passed_count", 0)), int(getattr(row, "test_count", 0))) for row in rows[:HISTORY_PAGE]]
+    return HistoryPage(attempts=attempts, has_more=len(rows) > HISTORY_PAGE)
+
+
+def next_rung(rung: Rung) -> Rung | None:
+    """The next published rung of ``rung``'s module, in ladder order."""
+    later = Rung.objects.filter(module_id=rung.module_id, current_version__isnull=False).exclude(pk=rung.pk)
+    # Ladder order is (senior, order, slug): senior rungs come after all the others.
+    after = Q(senior=rung.senior) & (Q(order__gt=rung.order) | Q(order=rung.order, slug__gt=rung.slug))
+    if not rung.senior:
+        after |= Q(senior=True)
+    return later.filter(after).order_by("senior", "order", "slug").first()
 
 
 def module_progress(user: Any, modules: list[Module]) -> dict[int, tuple[int, int]]:
@@ -61,6 +94,7 @@ class LadderStep:
     rung: Rung
     label: str  # "Rung 2" or "Senior rung"
     state: str  # "solved", "attempted" or "not started"
+    regrade: Any = None  # the learner's latest rejudge of this rung, if any
 
     @property
     def version(self) -> Any:
@@ -80,7 +114,7 @@ def rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
     return states
 
 
-def build_ladder(user: Any, rungs: list[Rung]) -> list[LadderStep]:
+def build_ladder(user: Any, rungs: list[Rung], regrades: dict[int, Any] | None = None) -> list[LadderStep]:
     """The published rungs in ladder order (senior rungs last), numbered and labelled."""
     ordered = sorted((rung for rung in rungs if rung.current_version is not None), key=lambda rung: (rung.senior, rung.order, rung.slug))
     states = rung_states(user, ordered)
@@ -92,7 +126,7 @@ def build_ladder(user: Any, rungs: list[Rung]) -> list[LadderStep]:
         else:
             number += 1
             label = f"Rung {number}"
-        steps.append(LadderStep(rung=rung, label=label, state=states.get(rung.pk, "not started")))
+        steps.append(LadderStep(rung=rung, label=label, state=states.get(rung.pk, "not started"), regrade=(regrades or {}).get(rung.pk)))
     return steps
 
 
@@ -101,19 +135,17 @@ def next_step(ladder: list[LadderStep]) -> LadderStep | None:
     return next((step for step in ladder if step.state != "solved"), None)
 
 
-def later_modules(module: Module) -> list[Module]:
-    """The modules after ``module`` in its track, in order."""
-    siblings = list(Module.objects.filter(track_id=module.track_id).order_by("order", "slug"))
-    position = next(i for i, sibling in enumerate(siblings) if sibling.pk == module.pk)
-    return siblings[position + 1 :]
-
-
-def resolve_sources(module: Module) -> list[dict[str, Any]]:
-    """The module's sources, each in-app one with ``target``: the Module it names
-    (None when that module is not loaded, so the page shows it unlinked)."""
+def module_neighbours(module: Module) -> tuple[list[Module], list[dict[str, Any]]]:
+    """In one query: the modules after ``module`` in its track, in order, and
+    the module's sources, each in-app one with ``target``: the Module it
+    names (None when that module is not loaded, so the page shows it unlinked)."""
     ids = [source["module"] for source in module.sources if source.get("module")]
-    targets = {target.external_id: target for target in Module.objects.filter(external_id__in=ids)} if ids else {}
-    return [dict(source, target=targets.get(source["module"])) if source.get("module") else dict(source) for source in module.sources]
+    found = list(Module.objects.filter(Q(track_id=module.track_id) | Q(external_id__in=ids)).order_by("order", "slug"))
+    siblings = [other for other in found if other.track_id == module.track_id]
+    position = next(i for i, sibling in enumerate(siblings) if sibling.pk == module.pk)
+    targets = {other.external_id: other for other in found if other.external_id in ids}
+    sources = [dict(source, target=targets.get(source["module"])) if source.get("module") else dict(source) for source in module.sources]
+    return siblings[position + 1 :], sources
 
 
 DIFFICULTY_ORDER = ("easy", "medium", "hard")

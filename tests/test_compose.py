@@ -37,6 +37,17 @@ def test_compose_file_validates_with_the_production_services():
     assert services["worker-gpu"]["profiles"] == ["gpu"]
 
 
+def test_the_mentor_profile_serves_a_pinned_vllm_on_one_gpu_and_is_off_by_default():
+    assert _config()["services"]["mentor-llm"]["profiles"] == ["mentor"]  # started only with --profile mentor
+    services = _config("--profile", "mentor")["services"]
+    server = services["mentor-llm"]
+    assert server["image"].startswith("vllm/vllm-openai:v")  # a pinned release, never latest
+    assert server["command"][server["command"].index("--served-model-name") + 1] == "mentor"
+    devices = server["deploy"]["resources"]["reservations"]["devices"]
+    assert devices[0]["driver"] == "nvidia" and devices[0]["count"] == 1
+    assert "MENTOR_LLM_URL" in services["web"]["environment"]
+
+
 def test_the_gpu_profile_adds_a_worker_that_requests_nvidia_devices():
     services = _config("--profile", "gpu")["services"]
     gpu = services["worker-gpu"]

@@ -26,11 +26,12 @@
       frame.src = button.dataset.src;
       frame.title = "Workspace: " + button.closest(".rung").querySelector(".rung-title").textContent;
       frame.className = "workspace-frame";
-      // Links that leave the workspace (crumbs, the module page) open in the
-      // whole window, not inside the frame; in-page anchors stay in it.
+      // Links that leave the workspace (the module page, the reference's
+      // links) open in the whole window, not inside the frame.
       frame.addEventListener("load", () => {
         const doc = frame.contentDocument;
-        if (doc) doc.querySelectorAll('a[href]:not([href^="#"])').forEach((link) => { link.target = "_top"; });
+        // A link that asks for another embedded page (the next rung) stays in the frame.
+        if (doc) doc.querySelectorAll('a[href]:not([href^="#"]):not([href*="embed=1"])').forEach((link) => { link.target = "_top"; });
       });
       host.appendChild(frame);
     }

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('exercises', '0003_rungversion_equivalent_mutants'),
+        ('exercises', '0004_rungversion_hints'),
     ]
 
     operations = [
