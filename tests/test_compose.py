@@ -37,6 +37,16 @@ def test_compose_file_validates_with_the_production_services():
     assert services["worker-gpu"]["profiles"] == ["gpu"]
 
 
+def test_beat_is_one_service_of_its_own_and_no_worker_embeds_another():
+    services = _config("--profile", "gpu")["services"]
+    assert services["beat"]["command"][:4] == ["celery", "-A", "config", "beat"]
+    assert "deploy" not in services["beat"] or services["beat"]["deploy"].get("replicas", 1) == 1
+    for name, service in services.items():
+        if name != "beat":
+            assert not {"-B", "--beat"} & set(service.get("command") or []), f"{name} runs a second beat"
+    assert "maintenance" in services["worker"]["command"][services["worker"]["command"].index("-Q") + 1]
+
+
 def test_the_gpu_profile_adds_a_worker_that_requests_nvidia_devices():
     services = _config("--profile", "gpu")["services"]
     gpu = services["worker-gpu"]
