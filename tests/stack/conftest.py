@@ -2,8 +2,9 @@
 
 docker-compose.yml's own commands (tests/stack/compose.py reads them):
 ``migrate`` once, ``web`` on two ports (host A and host B), ``worker`` under
-two node names (``worker@host-a``, ``worker@host-b``) and ``beat`` as its own
-single process, with compose's environment (DEBUG off, HTTPS only behind the
+two node names (``worker@host-a``, ``worker@host-b``; one grading process
+each instead of compose's two, as both "hosts" share this machine's cores)
+and ``beat`` as its own single process, with compose's environment (DEBUG off, HTTPS only behind the
 load balancer, a random SECRET_KEY, named ALLOWED_HOSTS). They share what
 hosts share in production and nothing else: a fresh database on the
 project's PostgreSQL cluster (scripts/postgres.sh), the session's Redis
@@ -123,7 +124,8 @@ class Stack:
         # Several lives append to one log: wait for this life's "ready" line.
         log_path = self.work_dir / f"{name}.log"
         lives = log_path.read_text(errors="replace").count(f"{node} ready.") if log_path.exists() else 0
-        process = self.start(name, compose.command("worker", append=("-n", node)))
+        # One grading process per "host": two hosts share this machine's cores.
+        process = self.start(name, compose.command("worker", replace={"--concurrency": "1"}, append=("-n", node)))
         wait_for(
             lambda: _dead(process) or process.log_path.read_text(errors="replace").count(f"{node} ready.") > lives,
             START_TIMEOUT_S,

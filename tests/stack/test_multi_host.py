@@ -73,7 +73,7 @@ def test_a_learner_on_web_a_sees_live_results_recorded_by_a_worker_on_host_b(sta
     if "worker-a" in stack.processes:
         stack.processes["worker-a"].stop()  # host B's worker alone consumes, so host B's records it
     web_a = stack.web_url("a")
-    sent = learner.send(web_a, "kv-cache-size", "submit", REFERENCE)
+    sent = learner.send(web_a, "kv-cache-size", "run", REFERENCE)
     state, statuses = learner.follow(web_a, sent, timeout_s=180)
 
     assert state["outcome"] == "passed", state
