@@ -219,6 +219,10 @@ def stack(request: pytest.FixtureRequest, redis_server: Any, sandbox_image: str)
         "SANDBOX_POOL_SIZE": "1",
         # A sweep every few seconds, so the test sees beat's sweeps land.
         "GRADER_SWEEP_EVERY_S": "3",
+        # A shared, loaded test machine's Docker can miss the harness's 25 s
+        # start-up deadline (start_timeout, retried as ours): two more tries
+        # than production's 3 before a job ends as infra_error.
+        "GRADER_MAX_ATTEMPTS": "5",
     }
     built = Stack(env=env, work_dir=work_dir, database_url=database_url, web_ports=web_ports)
     try:
