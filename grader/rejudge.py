@@ -18,7 +18,7 @@ from django.utils import timezone
 from exercises.runners import default_runner
 from sandbox.interface import Runner
 
-from . import lifecycle, results
+from . import hooks, lifecycle, results
 from .constants import OUTCOME_RANK, Kind, Outcome, Status
 from .models import Progress, Rejudge, RejudgeResult, Submission
 from .services import build_job
@@ -129,6 +129,8 @@ def apply_rejudge(rejudge: Rejudge, user: Any) -> int:
         changed += 1
         if submission.kind == Kind.SUBMIT:
             touched.add((submission.user_id, submission.rung_id))
+            if result.new_outcome == Outcome.PASSED:
+                hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     for user_id, rung_id in touched:
         recompute_progress(user_id, rung_id)
     Rejudge.objects.filter(pk=rejudge.pk).update(applied_at=timezone.now(), applied_by=user)

@@ -27,7 +27,7 @@ from sandbox import errors
 from sandbox.interface import Runner
 from sandbox.jobs import CaseResult, Job, JobResult
 
-from . import events, lifecycle, messages, results
+from . import events, hooks, lifecycle, messages, results
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
 from .exceptions import GraderBusy, RetryLater, SubmissionInFlight, SubmissionRejected, SubmissionThrottled, TooManyJobsInFlight
 from .models import Progress, Submission
@@ -217,6 +217,8 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
     results.write_test_rows(submission, graded.tests)
     if submission.kind == Kind.SUBMIT and graded.outcome != Outcome.INFRA_ERROR:
         update_progress(submission.user, submission.rung_version.rung, graded.outcome, timezone.now())
+        if graded.outcome == Outcome.PASSED:
+            hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     return True
 
 

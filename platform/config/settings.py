@@ -31,6 +31,12 @@ if not SECRET_KEY:
     SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
 ALLOWED_HOSTS: list[str] = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Behind a proxy that ends TLS and sets X-Forwarded-Proto: trust it, so a
+# request it got over HTTPS counts as secure (LTI launches need the Secure,
+# SameSite=None cookies only a secure request gets; docs/lti.md).
+TRUST_X_FORWARDED_PROTO: bool = env_bool("TRUST_X_FORWARDED_PROTO", False)
+if TRUST_X_FORWARDED_PROTO:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # --- HTTPS -------------------------------------------------------------------
 # Production serves the site over HTTPS only, terminated by the load balancer
@@ -75,6 +81,9 @@ INSTALLED_APPS = [
     "grader",
     "mentor",
     "authoring",
+    # LTI 1.3: django-lti's registrations, deployments and keys, then ours (lti/).
+    "lti_tool",
+    "lti",
 ]
 
 MIDDLEWARE = [
@@ -295,6 +304,22 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 CELERY_TASK_ALWAYS_EAGER: bool = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+# --- LTI 1.3 (lti/, docs/lti.md) ---------------------------------------------
+# The OIDC state and nonce live between the login redirect and the launch
+# POST, which may reach another web process: a cache every web process shares.
+# Default: the project's Redis; "locmemcache://lti" suits one process only.
+LTI_CACHE_URL: str = env_url("LTI_CACHE_URL", REDIS_URL, schemes=("redis", "rediss", "locmemcache"))
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "lti": environ.Env.cache_url_config(LTI_CACHE_URL),
+}
+# Every request to an LMS (its key set, tokens, scores, rosters) gives up after this.
+LTI_HTTP_TIMEOUT_S: float = env_float("LTI_HTTP_TIMEOUT_S", 10.0, minimum=0.1)
+# Tries of one grade passback before it is recorded as failed; the wait
+# between tries doubles from LTI_SCORE_RETRY_DELAY_S.
+LTI_SCORE_MAX_ATTEMPTS: int = env_int("LTI_SCORE_MAX_ATTEMPTS", 5, minimum=1)
+LTI_SCORE_RETRY_DELAY_S: int = env_int("LTI_SCORE_RETRY_DELAY_S", 10, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -10,5 +10,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("mentor/", include("mentor.urls")),
     path("author/", include("authoring.urls")),
+    path("lti/", include("lti.urls")),
     path("", include("frontend.urls")),
 ]
