@@ -28,7 +28,7 @@ print(json.dumps({
 
 
 def _run(**env: str) -> subprocess.CompletedProcess[str]:
-    base = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "HTTPS_ONLY", "DATABASE_CONN_MAX_AGE"}}
+    base = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "HTTPS_ONLY", "DATABASE_CONN_MAX_AGE", "TRUST_X_FORWARDED_PROTO"}}
     return subprocess.run(
         [sys.executable, "-c", _PRINT], cwd=ROOT, capture_output=True, text=True, timeout=120,
         env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "x", "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", **env},
@@ -67,7 +67,10 @@ def test_https_only_sends_cookies_over_https_redirects_http_and_asks_for_hsts():
     loaded = _settings(HTTPS_ONLY="1")
     assert loaded["ssl_redirect"] and loaded["session_secure"] and loaded["csrf_secure"]
     assert (loaded["hsts"], loaded["subdomains"]) == (3600, True)
-    assert loaded["proxy_header"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    # TLS ended by gunicorn itself: a client's X-Forwarded-Proto means nothing.
+    assert loaded["proxy_header"] is None
+    behind_a_balancer = _settings(HTTPS_ONLY="1", TRUST_X_FORWARDED_PROTO="1")
+    assert behind_a_balancer["proxy_header"] == ["HTTP_X_FORWARDED_PROTO", "https"]
 
 
 def test_a_malformed_https_only_stops_start_up():

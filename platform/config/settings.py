@@ -38,19 +38,16 @@ TRUST_X_FORWARDED_PROTO: bool = env_bool("TRUST_X_FORWARDED_PROTO", False)
 if TRUST_X_FORWARDED_PROTO:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# --- HTTPS -------------------------------------------------------------------
-# Production serves the site over HTTPS only, terminated by the load balancer
-# in front of the web processes (docker-compose.yml sets HTTPS_ONLY=1):
-# cookies are sent over HTTPS only, plain HTTP is redirected, and browsers are
-# told (HSTS) to never try HTTP again. Off by default so that `make run`, the
-# load test and the test suite keep serving plain HTTP on 127.0.0.1.
+# Production serves the site over HTTPS only (docker-compose.yml sets
+# HTTPS_ONLY=1, with TRUST_X_FORWARDED_PROTO=1 for the load balancer that ends
+# TLS): cookies are sent over HTTPS only, plain HTTP is redirected, and
+# browsers are told (HSTS) to never try HTTP again. Off by default so that
+# `make run`, the load test and the test suite keep serving plain HTTP.
+# NOTE: behind a proxy that ends TLS, HTTPS_ONLY needs TRUST_X_FORWARDED_PROTO,
+# or a request that came in over HTTPS looks like HTTP here and is redirected
+# forever.
 HTTPS_ONLY: bool = env_bool("HTTPS_ONLY", False)
 if HTTPS_ONLY:
-    # NOTE: the load balancer must set X-Forwarded-Proto on every request and
-    # drop any a client sent; otherwise a client could claim HTTPS. Without
-    # it, a request that came in over HTTPS looks like HTTP here and would be
-    # redirected forever.
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
     # The load balancer's health probe speaks plain HTTP to the web process.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
