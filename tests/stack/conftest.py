@@ -2,9 +2,10 @@
 
 docker-compose.yml's own commands (tests/stack/compose.py reads them):
 ``migrate`` once, ``web`` on two ports (host A and host B), ``worker`` under
-two node names (``worker@host-a``, ``worker@host-b``; one grading process
-each instead of compose's two, as both "hosts" share this machine's cores)
-and ``beat`` as its own single process, with compose's environment (DEBUG off, HTTPS only behind the
+two node names (``worker@host-a``, ``worker@host-b``) and ``beat`` as its own
+single process. As both "hosts" share this machine's cores, each runs one
+gunicorn process and one grading process where compose sizes three and two.
+They run with compose's environment (DEBUG off, HTTPS only behind the
 load balancer, a random SECRET_KEY, named ALLOWED_HOSTS). They share what
 hosts share in production and nothing else: a fresh database on the
 project's PostgreSQL cluster (scripts/postgres.sh), the session's Redis
@@ -110,7 +111,9 @@ class Stack:
         return process
 
     def start_web(self, host: str) -> Process:
-        argv = compose.command("web", replace={"--bind": f"127.0.0.1:{self.web_ports[host]}"})
+        # One gunicorn process per "host" instead of compose's three: the
+        # threads and the worker class stay, and both hosts share these cores.
+        argv = compose.command("web", replace={"--bind": f"127.0.0.1:{self.web_ports[host]}", "--workers": "1"})
         process = self.start(f"web-{host}", argv)
         wait_for(lambda: _dead(process) or _healthy(self.web_url(host)), START_TIMEOUT_S, f"web on host {host}", self.logs)
         return process
