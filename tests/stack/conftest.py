@@ -92,11 +92,18 @@ class Process:
 
 @dataclass
 class Stack:
-    env: dict[str, str]
+    image_env: dict[str, str]  # what deploy/Dockerfile sets in the image
+    variables: dict[str, str]  # what an operator puts in .env for compose's ${...}
+    hosts: dict[str, str]  # compose's service addresses, as this machine has them
+    machine_env: dict[str, str]  # this machine's paths and the test's tunables
     work_dir: Path
     database_url: str
     web_ports: dict[str, int]
     processes: dict[str, Process] = field(default_factory=dict)
+
+    def env_for(self, service: str) -> dict[str, str]:
+        """The environment compose gives ``service``, on this machine."""
+        return {**self.image_env, **compose.environment(service, variables=self.variables, hosts=self.hosts), **self.machine_env}
 
     def web_url(self, host: str) -> str:
         return f"http://127.0.0.1:{self.web_ports[host]}"
@@ -104,8 +111,8 @@ class Stack:
     def logs(self) -> str:
         return "\n".join(process.log() for process in self.processes.values())
 
-    def start(self, name: str, argv: list[str]) -> Process:
-        process = Process(name, argv, self.env, self.work_dir / f"{name}.log")
+    def start(self, name: str, service: str, argv: list[str]) -> Process:
+        process = Process(name, argv, self.env_for(service), self.work_dir / f"{name}.log")
         self.processes[name] = process
         process.start()
         return process
@@ -114,7 +121,7 @@ class Stack:
         # One gunicorn process per "host" instead of compose's three: the
         # threads and the worker class stay, and both hosts share these cores.
         argv = compose.command("web", replace={"--bind": f"127.0.0.1:{self.web_ports[host]}", "--workers": "1"})
-        process = self.start(f"web-{host}", argv)
+        process = self.start(f"web-{host}", "web", argv)
         wait_for(lambda: _dead(process) or _healthy(self.web_url(host)), START_TIMEOUT_S, f"web on host {host}", self.logs)
         return process
 
@@ -128,7 +135,7 @@ class Stack:
         log_path = self.work_dir / f"{name}.log"
         lives = log_path.read_text(errors="replace").count(f"{node} ready.") if log_path.exists() else 0
         # One grading process per "host": two hosts share this machine's cores.
-        process = self.start(name, compose.command("worker", replace={"--concurrency": "1"}, append=("-n", node)))
+        process = self.start(name, "worker", compose.command("worker", replace={"--concurrency": "1"}, append=("-n", node)))
         wait_for(
             lambda: _dead(process) or process.log_path.read_text(errors="replace").count(f"{node} ready.") > lives,
             START_TIMEOUT_S,
@@ -148,7 +155,8 @@ class Stack:
             return list(conn.execute(query, params).fetchall())
 
     def manage(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
+        """``manage.py`` as the web service would run it."""
+        return subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env_for("web"), capture_output=True, text=True, timeout=300)
 
 
 def _healthy(url: str) -> bool:
@@ -198,19 +206,16 @@ def stack(request: pytest.FixtureRequest, redis_server: Any, sandbox_image: str)
     database_url = _fresh_database(f"dojo_stack_{os.getpid()}")
     web_ports = {"a": _free_port(), "b": _free_port()}
     origins = ",".join(f"https://127.0.0.1:{port}" for port in web_ports.values())
-    app_env = compose.environment(
-        "web",
-        # What an operator puts in .env: a real key, the host names the load balancer answers to.
-        variables={"SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1", "CSRF_TRUSTED_ORIGINS": origins},
-        hosts={"DATABASE_URL": database_url, "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/1"},
-    )
-    env = {
+    image_env = {
         **os.environ,
-        # What deploy/Dockerfile sets in the image.
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'platform'}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        **app_env,
+    }
+    # An operator's .env: a real key, the host names the load balancer answers to.
+    variables = {"SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1", "CSRF_TRUSTED_ORIGINS": origins}
+    hosts = {"DATABASE_URL": database_url, "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/1"}
+    machine_env = {
         # This machine's paths, and what the sandbox-image service would build.
         "STATIC_ROOT": str(work_dir / "static"),
         "SANDBOX_IMAGE": sandbox_image,
@@ -227,11 +232,11 @@ def stack(request: pytest.FixtureRequest, redis_server: Any, sandbox_image: str)
         # than production's 3 before a job ends as infra_error.
         "GRADER_MAX_ATTEMPTS": "5",
     }
-    built = Stack(env=env, work_dir=work_dir, database_url=database_url, web_ports=web_ports)
+    built = Stack(image_env, variables, hosts, machine_env, work_dir=work_dir, database_url=database_url, web_ports=web_ports)
     try:
-        migrate = subprocess.run(compose.command("migrate"), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        migrate = subprocess.run(compose.command("migrate"), cwd=ROOT, env=built.env_for("migrate"), capture_output=True, text=True, timeout=600)
         assert migrate.returncode == 0, f"compose's migrate command failed:\n{migrate.stdout[-3000:]}\n{migrate.stderr[-3000:]}"
-        built.start("beat", compose.command("beat", replace={"--schedule": str(work_dir / "celerybeat-schedule")}))
+        built.start("beat", "beat", compose.command("beat", replace={"--schedule": str(work_dir / "celerybeat-schedule")}))
         built.start_web("a")
         built.start_web("b")
         built.worker("b")
