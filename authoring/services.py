@@ -43,7 +43,7 @@ def draft_from_version(module: Module, rung: Rung) -> RungDraft:
     draft = RungDraft(module=module, rung=rung, base_version=version, slug=rung.slug, order=rung.order)
     if version is not None:
         for name in ("title", "summary", "minutes", "difficulty", "gpu", "limits", "instructions_md", "starter_code",
-                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants"):
+                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants", "hints"):
             setattr(draft, name, getattr(version, name))
     return draft
 

@@ -23,12 +23,12 @@ from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Progress, Submission
-from mentor.passages import reference_anchor, split_sections
 
 from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
 from .markdown import render_markdown
 from .models import Draft
+from .sections import reference_anchor, split_sections
 
 log = logging.getLogger(__name__)
 

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     # LTI 1.3: django-lti's registrations, deployments and keys, then ours (lti/).
     "lti_tool",
     "lti",
+    "aids",
 ]
 
 MIDDLEWARE = [
