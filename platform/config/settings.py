@@ -248,6 +248,11 @@ GRADER_MAX_QUEUED: int = env_int(
 # across all rungs: a few accounts cannot fill the queue for everyone.
 GRADER_MAX_JOBS_IN_FLIGHT: int = env_int("GRADER_MAX_JOBS_IN_FLIGHT", 3, minimum=1)
 GRADER_MAX_CODE_BYTES: int = env_int("GRADER_MAX_CODE_BYTES", 64 * 1024, minimum=1)
+# A Run's wall-clock limit (the rung's own limit when that is shorter): Runs
+# are quick checks, so a loop ends sooner there than in a Submit.
+GRADER_RUN_TIME_S: int = env_int("GRADER_RUN_TIME_S", 15, minimum=1)
+# How often a worker checks whether the job it runs was cancelled.
+GRADER_CANCEL_POLL_S: float = env_float("GRADER_CANCEL_POLL_S", 1.0, minimum=0.1)
 
 # Live-update streams (server-sent events) one web process holds open at
 # once; each holds a thread, so keep this well under the thread count.
