@@ -60,12 +60,14 @@ class Rung(models.Model):
     module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="rungs")
     slug = models.SlugField(unique=True)
     order = models.PositiveIntegerField(default=0)
+    # Ladder placement from rung.yaml: senior rungs are labelled so and listed last.
+    senior = models.BooleanField(default=False)
     current_version = models.ForeignKey(
         "RungVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
 
     class Meta:
-        ordering = ["module", "order", "slug"]
+        ordering = ["module", "senior", "order", "slug"]
 
     def __str__(self) -> str:
         return self.slug

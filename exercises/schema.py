@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from .constants import Difficulty, TestVisibility
 
@@ -28,12 +28,27 @@ class TrackMeta(Strict):
     order: int = Field(default=0, ge=0)
 
 
+IN_APP_KIND = "in-app"
+
+
 class Source(Strict):
+    """A "Go further" entry: a paper or page (``url``), or, with ``kind: in-app``,
+    another module of the catalog named by its ``id`` (``module``)."""
+
     kind: str = Field(min_length=1)
     title: str = Field(min_length=1)
     authors: str = ""
     year: int | None = None
     url: str | None = None
+    module: str | None = None
+
+    @model_validator(mode="after")
+    def _in_app_names_a_module(self) -> Source:
+        if self.kind == IN_APP_KIND and not self.module:
+            raise ValueError("an in-app source names the module it points at (module: <module id>)")
+        if self.kind != IN_APP_KIND and self.module:
+            raise ValueError(f"only an in-app source names a module (this one is kind '{self.kind}')")
+        return self
 
 
 class ModuleMeta(Strict):
@@ -81,6 +96,9 @@ class RungMeta(Strict):
     summary: str = Field(default="", max_length=300)
     limits: Limits = Field(default_factory=Limits)
     gpu: bool = False
+    # Ladder placement, not content: a senior rung is labelled "Senior rung"
+    # and listed after the others; it does not enter the content hash.
+    senior: bool = False
     hidden_tests: dict[str, HiddenTest]
     wrong_solutions: dict[str, str] = Field(default_factory=dict)
     # Surviving mutants the author proved equivalent; the mutation score leaves them out.
