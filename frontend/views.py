@@ -23,6 +23,7 @@ from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Progress, Submission
+from grader.results import machine_line
 from mentor.passages import reference_anchor, split_sections
 
 from . import services as frontend_services
@@ -138,6 +139,7 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "code": frontend_services.opening_code(request.user, rung),
         "starter_code": version.starter_code,
         "solved": services.has_solved(request.user, rung),
+        "gpu_notice": services.gpu_notice(version),
     }
     return render(request, "frontend/workspace.html", context)
 
@@ -264,6 +266,7 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         "tests": tests,
         "timings": submission.timings,
         "peak_memory_bytes": submission.peak_memory_bytes,
+        "machine": machine_line(submission.machine),
     }
     if submission.kind == Kind.RUN:
         payload["stdout"] = submission.stdout

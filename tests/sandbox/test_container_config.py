@@ -150,7 +150,7 @@ def test_the_defaults_are_the_safe_ones() -> None:
     options = container_options("image", Job(mode="run", source="", tests={}), gpu_enabled=True)
     assert options["network_mode"] == "none" and options["read_only"] is True
     assert options["mem_limit"] == options["memswap_limit"] == "1024m"
-    assert options["environment"] == {"OMP_NUM_THREADS": "1"}
+    assert options["environment"] == {"OMP_NUM_THREADS": "1", "DOJO_IMAGE": "image"}
     assert "device_requests" not in options
 
 

@@ -73,10 +73,18 @@ function renderTimings(timings) {
   timingsBox.hidden = !any;
 }
 
+// Where the result was graded: device, torch, CUDA, Python, image (one line from the server).
+function renderMachine(line) {
+  const box = $("machine");
+  box.textContent = line ? "Graded on " + line : "";
+  box.hidden = !line;
+}
+
 /** Clear the output before a new job. */
 export function clearResults() {
   $("tests").replaceChildren();
   $("timings").hidden = true;
+  $("machine").hidden = true;
   $("stdout-box").hidden = true;
 }
 
@@ -95,6 +103,7 @@ export function render(state) {
     if (state.message) text += "\n" + state.message;
     setStatus(text, state.outcome);
     renderTimings(state.timings || {});
+    renderMachine(state.machine || "");
   }
   const out = [state.stdout, state.stderr].filter(Boolean).join("\n");
   $("stdout-box").hidden = !out;
