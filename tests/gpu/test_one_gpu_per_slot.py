@@ -77,3 +77,17 @@ def test_docker_records_the_one_device_the_job_asked_for(sandbox_image):
         assert request["DeviceIDs"] == ["1"] and request["Capabilities"] == [["gpu"]] and request["Count"] == 0
     finally:
         container.remove(force=True)
+
+
+def test_the_shipped_gpu_rung_fits_a_gpu_slots_warm_containers():
+    from pathlib import Path
+
+    from exercises.jobs import job_for
+    from exercises.loader import read_rung
+    from sandbox.pool import limits_key
+
+    root = Path(__file__).resolve().parents[2] / "exercises/llm-systems-frontier/inference-and-serving/rungs/07-paged-attention-decode"
+    meta = read_rung(root).meta
+    content = type("Content", (), {"visible_tests": "", "hidden_tests": "", "reference": "", "gpu": meta.gpu, "limits": meta.limits.model_dump()})()
+    for kind in ("run", "submit"):
+        assert limits_key(job_for(content, kind, "").limits) == limits_key(Limits(gpu=True))
