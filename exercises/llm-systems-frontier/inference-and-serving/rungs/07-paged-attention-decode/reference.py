@@ -12,8 +12,8 @@ def _check_inputs(query, key_cache, value_cache, block_tables, context_lens):
         raise ValueError("query must be [num_seqs, num_heads, head_dim] and key_cache [num_blocks, block_size, num_kv_heads, head_dim]")
     if value_cache.shape != key_cache.shape:
         raise ValueError(f"value_cache has shape {tuple(value_cache.shape)}, key_cache {tuple(key_cache.shape)}")
-    num_seqs, num_heads, head_dim = query.shape
-    num_blocks, block_size, num_kv_heads, cache_dim = key_cache.shape
+    num_seqs, num_heads, head_dim = query.shape[0], query.shape[1], query.shape[-1]
+    num_blocks, block_size, num_kv_heads, cache_dim = (key_cache.shape[axis] for axis in range(4))
     if cache_dim != head_dim or num_heads % num_kv_heads:
         raise ValueError(f"{num_heads} query heads of size {head_dim} cannot read {num_kv_heads} KV heads of size {cache_dim}")
     if block_tables.is_floating_point() or context_lens.is_floating_point():
@@ -32,7 +32,7 @@ def _check_inputs(query, key_cache, value_cache, block_tables, context_lens):
 def paged_decode(query, key_cache, value_cache, block_tables, context_lens, scale=None):
     """Attention output [num_seqs, num_heads, head_dim] of one new token per sequence."""
     _check_inputs(query, key_cache, value_cache, block_tables, context_lens)
-    num_seqs, num_heads, head_dim = query.shape
+    num_heads, head_dim = query.shape[1], query.shape[-1]
     block_size, num_kv_heads = key_cache.shape[1], key_cache.shape[2]
     group = num_heads // num_kv_heads
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)

@@ -117,7 +117,11 @@ def _raises(solution, case, what, **kwargs):
 def test_shapes_that_do_not_fit_raise(solution):
     q, k, v, tables, lengths = random_case(22, 4, 4, 4, 2, 8, [[1, 2]], [6])
     _raises(solution, (q[0], k, v, tables, lengths), "query without its sequence dimension")
+    _raises(solution, (q[:, :, None], k, v, tables, lengths), "query with an extra dimension")
+    two_rows = torch.tensor([[1, 2], [3, 0]], dtype=torch.int32), torch.tensor([6, 5], dtype=torch.int32)
+    _raises(solution, (torch.randn(2, 8), k, v, *two_rows), "a 2-dimensional query for two sequences")
     _raises(solution, (q, k[0], v[0], tables, lengths), "caches without the block dimension")
+    _raises(solution, (q, k[..., None], v[..., None], tables, lengths), "caches with an extra dimension")
     _raises(solution, (q, k, v[:, :, :1], tables, lengths), "value cache of another shape")
     _raises(solution, (q, k[..., :4], v[..., :4], tables, lengths), "cache head_dim differs from the query's")
     _raises(solution, (q[:, :3], k, v, tables, lengths), "3 query heads on 2 KV heads")
