@@ -123,11 +123,19 @@ def test_shapes_that_do_not_fit_raise(solution):
     _raises(solution, (q, k[0], v[0], tables, lengths), "caches without the block dimension")
     _raises(solution, (q, k[..., None], v[..., None], tables, lengths), "caches with an extra dimension")
     _raises(solution, (q, k, v[:, :, :1], tables, lengths), "value cache of another shape")
+    _raises(solution, (q, k, torch.cat([v, v]), tables, lengths), "value cache with more blocks than the key cache")
     _raises(solution, (q, k[..., :4], v[..., :4], tables, lengths), "cache head_dim differs from the query's")
+    _raises(solution, (q, torch.cat([k, k], -1), torch.cat([v, v], -1), tables, lengths), "cache head_dim twice the query's")
     _raises(solution, (q[:, :3], k, v, tables, lengths), "3 query heads on 2 KV heads")
     _raises(solution, (q, k, v, tables[0], lengths), "block table without its sequence dimension")
+    _raises(solution, (q, k, v, tables[0, :1], lengths), "a 1-dimensional block table of one entry")
+    _raises(solution, (q, k, v, tables[:, :, None], lengths), "a 3-dimensional block table")
     _raises(solution, (q, k, v, torch.cat([tables, tables]), lengths), "one block table too many")
     _raises(solution, (q, k, v, tables, torch.tensor([6, 6], dtype=torch.int32)), "one context length too many")
+    _raises(solution, (q, k, v, tables, lengths[0]), "a context length without its sequence dimension")
+    two = torch.cat([q, q])
+    _raises(solution, (two, k, v, tables, torch.tensor([6, 6], dtype=torch.int32)), "two sequences, one block table")
+    _raises(solution, (two, k, v, torch.cat([tables, tables]), lengths), "two sequences, one context length")
 
 
 def test_context_lengths_outside_the_table_raise(solution):
