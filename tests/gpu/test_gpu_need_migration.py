@@ -1,4 +1,4 @@
-"""exercises 0004: a stored gpu=true becomes `required`, false becomes `no`, on PostgreSQL and SQLite."""
+"""exercises 0005: a stored gpu=true becomes `required`, false becomes `no`, on PostgreSQL and SQLite."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.sqlite_pass
 
-BEFORE = [("exercises", "0003_rungversion_equivalent_mutants")]
-AFTER = [("exercises", "0004_gpu_need")]
+BEFORE = [("exercises", "0004_rungversion_hints")]
+AFTER = [("exercises", "0005_gpu_need")]
 
 
 def _migrate(targets: list[tuple[str, str]]) -> Any:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('grader', '0006_submission_rung_required'),
+        ('grader', '0007_cancelled_outcome'),
     ]
 
     operations = [

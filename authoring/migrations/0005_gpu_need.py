@@ -24,7 +24,7 @@ def _to_boolean(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('authoring', '0003_rungcheck_mutation_rungdraft_equivalent_mutants'),
+        ('authoring', '0004_rungdraft_hints'),
     ]
 
     operations = [

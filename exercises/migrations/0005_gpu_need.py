@@ -24,7 +24,7 @@ def _to_boolean(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('exercises', '0003_rungversion_equivalent_mutants'),
+        ('exercises', '0004_rungversion_hints'),
     ]
 
     operations = [
