@@ -47,7 +47,9 @@ def _queued(redis_url: str, queue: str) -> int:
         client.close()
 
 
-def test_with_gpu_workers_the_web_sends_a_preferred_rung_to_the_gpu_queue(catalog: Any, learner: Any, worker_factory: Any, redis_url: str, settings: Any) -> None:
+def test_with_gpu_workers_the_web_sends_a_preferred_rung_to_the_gpu_queue(
+    catalog: Any, learner: Any, worker_factory: Any, redis_url: str, sandbox_image: str, settings: Any
+) -> None:
     settings.GRADER_GPU_WORKERS = True
     submission = submit_solution(user=learner, rung=Rung.objects.get(slug="paged-attention-decode"), kind="run", code=(RUNG / "reference.py").read_text())
     deadline = time.monotonic() + 10
@@ -58,7 +60,7 @@ def test_with_gpu_workers_the_web_sends_a_preferred_rung_to_the_gpu_queue(catalo
     worker_factory(name="gpu@test", queues="gpu").start()
     done = _wait_done(submission.pk)
     assert done.outcome == "passed", done.message
-    assert done.machine["image"] == settings.SANDBOX_IMAGE and done.machine["device"].startswith("CPU")
+    assert done.machine["image"] == sandbox_image and done.machine["device"].startswith("CPU")
     assert CPU_FALLBACK_NOTE in done.message  # it ran where no GPU was visible
 
 
