@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import yaml
 from django.db import transaction
 
+from exercises.constants import gpu_need
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
 from exercises.models import Module, Rung, Track
@@ -40,11 +41,13 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 class RungContent(Protocol):
     """What RungVersion and RungDraft share: the content of one rung."""
 
+    @property
+    def gpu(self) -> str | bool: ...  # no | preferred | required (a bool before the three-way choice)
+
     title: str
     summary: str
     minutes: int
     difficulty: str
-    gpu: bool
     limits: Any
     instructions_md: str
     starter_code: str
@@ -94,7 +97,7 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
         "difficulty": str(content.difficulty),
         "summary": content.summary,
         "limits": limits,
-        "gpu": bool(content.gpu),
+        "gpu": str(gpu_need(content.gpu)),
         "hidden_tests": hidden,
         "wrong_solutions": {name: str(wrong[name].get("description", "")) for name in sorted(wrong)},
     }

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from .constants import Difficulty
+from .constants import Difficulty, GpuNeed
 
 
 class Track(models.Model):
@@ -94,7 +94,7 @@ class RungVersion(models.Model):
     hidden_test_meta = models.JSONField(default=dict)
     wrong_solutions = models.JSONField(default=dict)
     limits = models.JSONField(default=dict)
-    gpu = models.BooleanField(default=False)
+    gpu = models.CharField(max_length=10, choices=GpuNeed.choices, default=GpuNeed.NO)
     # [{"id": mutant id, "reason": str}]: mutants the author marked equivalent (exercises.mutation).
     equivalent_mutants = models.JSONField(default=list, blank=True)
     # [markdown, ...]: hints a learner reveals one at a time (aids.HintReveal); never graded.

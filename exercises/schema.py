@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from .constants import Difficulty, TestVisibility
+from .constants import Difficulty, GpuNeed, TestVisibility, gpu_need
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 # A mutant's id (exercises.mutation): Cosmic Ray's operator, a hash of the
@@ -95,10 +95,11 @@ class RungMeta(Strict):
     difficulty: Difficulty
     summary: str = Field(default="", max_length=300)
     limits: Limits = Field(default_factory=Limits)
-    gpu: bool = False
     # Ladder placement, not content: a senior rung is labelled "Senior rung"
     # and listed after the others; it does not enter the content hash.
     senior: bool = False
+    # no | preferred | required; YAML's false/true (and bare no) still read as no/required.
+    gpu: GpuNeed = GpuNeed.NO
     hidden_tests: dict[str, HiddenTest]
     wrong_solutions: dict[str, str] = Field(default_factory=dict)
     # Surviving mutants the author proved equivalent; the mutation score leaves them out.
@@ -107,6 +108,14 @@ class RungMeta(Strict):
     hints: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=HINT_MAX_CHARS)]] = Field(
         default_factory=list, max_length=HINTS_MAX
     )
+
+    @field_validator("gpu", mode="before")
+    @classmethod
+    def _gpu_need(cls, value: object) -> GpuNeed:
+        try:
+            return gpu_need(value)
+        except ValueError as exc:
+            raise ValueError(f"gpu must be one of {', '.join(GpuNeed.values)}, not {value!r}") from exc
 
     @field_validator("equivalent_mutants")
     @classmethod

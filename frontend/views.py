@@ -24,6 +24,7 @@ from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Submission
+from grader.results import machine_line
 
 from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
@@ -135,6 +136,7 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "code": frontend_services.opening_code(request.user, rung),
         "starter_code": version.starter_code,
         "solved": services.has_solved(request.user, rung),
+        "gpu_notice": services.gpu_notice(version),
         "next_rung": frontend_services.next_rung(rung),
         "max_code_bytes": settings.GRADER_MAX_CODE_BYTES,
         "embed": request.GET.get("embed") == "1",
@@ -286,6 +288,7 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         "tests": tests,
         "timings": submission.timings,
         "peak_memory_bytes": submission.peak_memory_bytes,
+        "machine": machine_line(submission.machine),
         "enqueued_at": submission.enqueued_at.isoformat(),
         "cancel_url": reverse("submission-cancel", args=[submission.pk]),
         "regraded": _regrade_json(rejudge.latest_regrades([submission.pk]).get(submission.pk)),

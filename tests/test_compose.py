@@ -58,10 +58,12 @@ def test_the_mentor_profile_serves_a_pinned_vllm_on_one_gpu_and_is_off_by_defaul
     assert "MENTOR_LLM_URL" in services["web"]["environment"]
 
 
-def test_the_gpu_profile_adds_a_worker_that_requests_nvidia_devices():
+def test_the_gpu_profile_adds_a_worker_that_attaches_gpus_from_the_cuda_image():
     services = _config("--profile", "gpu")["services"]
     gpu = services["worker-gpu"]
-    devices = gpu["deploy"]["resources"]["reservations"]["devices"]
-    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
     assert gpu["environment"]["SANDBOX_GPU_ENABLED"] == "1"
-    assert "gpu" in gpu["command"]
+    assert gpu["command"][gpu["command"].index("-Q") + 1] == "gpu"
+    # Its concurrency follows SANDBOX_GPU_DEVICES (one slot per GPU), never a fixed number.
+    assert "--concurrency" not in gpu["command"]
+    assert services["sandbox-image-cuda"]["command"][-2:] == ["--variant", "cuda"]
+    assert "sandbox-image-cuda" in gpu["depends_on"]

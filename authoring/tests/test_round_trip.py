@@ -11,6 +11,7 @@ import yaml
 
 from authoring import transfer
 from authoring.exceptions import ImportRefused
+from exercises.constants import gpu_need
 from exercises.loader import read_module
 from exercises.models import Module, Rung, RungVersion, Track
 from exercises.services import sync_catalog
@@ -73,6 +74,8 @@ def test_the_export_keeps_every_text_file_of_the_shipped_module_and_the_meaning_
             # YAML is written canonically (flow style, quoting, defaults spelled out) but means the same.
             exported, original = yaml.safe_load(files[name]), yaml.safe_load(path.read_text())
             if name.endswith("rung.yaml"):
+                # `gpu: false` (before no | preferred | required) means `gpu: no`.
+                assert gpu_need(exported.pop("gpu")) == gpu_need(original.pop("gpu", "no"))
                 assert {**exported, "limits": None} == {**original, "limits": None}
                 assert original["limits"].items() <= exported["limits"].items()
             elif name.endswith("module.yaml"):

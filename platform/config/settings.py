@@ -263,7 +263,22 @@ LIVE_STREAMS_PER_PROCESS: int = env_int("LIVE_STREAMS_PER_PROCESS", 8, minimum=1
 # a hash of files). Never built at runtime: `manage.py check --deploy` and a
 # worker's start-up fail when it is missing (grader/checks.py).
 SANDBOX_IMAGE: str = env_str("SANDBOX_IMAGE", "")
+# --- GPU grading: two processes, two questions ----------------------------
+# The web process decides the queue, a worker attaches the GPU, and each reads
+# its own answer here (docs/operations.md, "GPU workers"):
+# GRADER_GPU_WORKERS (every process): this platform runs workers on the `gpu`
+# queue, so GPU rungs are sent there. Off: `preferred` rungs are graded on the
+# CPU queues (their GPU-only checks skipped) and `required` ones wait.
+GRADER_GPU_WORKERS: bool = env_bool("GRADER_GPU_WORKERS", False)
+# SANDBOX_GPU_ENABLED (a GPU worker): attach a GPU to GPU rungs' containers
+# and use the cuda image variant.
 SANDBOX_GPU_ENABLED: bool = env_bool("SANDBOX_GPU_ENABLED", False)
+# The GPUs this worker hands out, one per worker slot (Docker device ids:
+# indexes or UUIDs); the worker runs one slot per device, so a job never
+# shares its GPU with another job.
+SANDBOX_GPU_DEVICES: list[str] = env_list("SANDBOX_GPU_DEVICES", ["0"])
+if SANDBOX_GPU_ENABLED and (not SANDBOX_GPU_DEVICES or len(set(SANDBOX_GPU_DEVICES)) != len(SANDBOX_GPU_DEVICES)):
+    raise ImproperlyConfigured(f"SANDBOX_GPU_DEVICES must name each GPU once (e.g. 0,1), not {SANDBOX_GPU_DEVICES!r}")
 # Pre-started containers each grading process keeps warm (torch and pytest
 # already imported), each used for exactly one job; 0 starts every job cold.
 # Two, because one takes ~3 s of CPU to warm up: a learner pressing Run again
@@ -306,6 +321,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": "maintenance", "expires": GRADER_SWEEP_EVERY_S},
     },
 }
+if SANDBOX_GPU_ENABLED:
+    # One slot per GPU (grader.gpu_slots): concurrency follows the device list.
+    CELERY_WORKER_CONCURRENCY = len(SANDBOX_GPU_DEVICES)
 CELERY_TASK_ALWAYS_EAGER: bool = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- LTI 1.3 (lti/, docs/lti.md) ---------------------------------------------
