@@ -114,16 +114,17 @@ def sandbox_image() -> str:
 class WorkerProcess:
     """A real Celery worker process (its own process group, so it can be killed whole)."""
 
-    def __init__(self, env: dict[str, str], name: str, beat: bool) -> None:
+    def __init__(self, env: dict[str, str], name: str, beat: bool, queues: str = "run,submit,maintenance") -> None:
         self.env = env
         self.name = name
         self.beat = beat
+        self.queues = queues
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = Path(tempfile.mkstemp(prefix="dojo-worker-", suffix=".log")[1])
         self.schedule = Path(tempfile.mkdtemp(prefix="dojo-beat-")) / "schedule"
 
     def start(self, wait: bool = True, **extra_env: str) -> WorkerProcess:
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "run,submit,maintenance", "-c", "2", "--pool", "prefork",
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queues, "-c", "2", "--pool", "prefork",
                    "-n", self.name, "-l", "INFO", "--without-gossip", "--without-mingle"]
         if self.beat:
             command += ["-B", "-s", str(self.schedule)]
@@ -138,7 +139,7 @@ class WorkerProcess:
         from grader.tasks import ping_task
 
         try:
-            ping_task.apply_async(queue="run").get(timeout=60)
+            ping_task.apply_async(queue=self.queues.split(",")[0]).get(timeout=60)
         except Exception:  # noqa: BLE001 - any failure to answer means no worker
             self.kill()
             pytest.fail(f"the Celery worker did not answer; log:\n{self.log()}")
@@ -211,8 +212,8 @@ def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, se
     }
     made: list[WorkerProcess] = []
 
-    def make(name: str = "worker@test", beat: bool = False) -> WorkerProcess:
-        worker = WorkerProcess(env, name, beat)
+    def make(name: str = "worker@test", beat: bool = False, queues: str = "run,submit,maintenance") -> WorkerProcess:
+        worker = WorkerProcess(env, name, beat, queues)
         made.append(worker)
         return worker
 

@@ -159,7 +159,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
             "hidden_tests": _CODE,
             "summary": forms.TextInput(),
         }
-        labels = {"gpu": "Needs a GPU", "instructions_md": "Instructions (Markdown, math with $...$)"}
+        labels = {"gpu": "GPU", "instructions_md": "Instructions (Markdown, math with $...$)"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from exercises.constants import Difficulty
+from exercises.constants import Difficulty, GpuNeed
 from exercises.models import Module, Rung, RungVersion
 
 from .constants import CheckStatus
@@ -31,7 +31,7 @@ class RungDraft(models.Model):
     summary = models.CharField(max_length=300, blank=True)
     minutes = models.PositiveIntegerField(default=10)
     difficulty = models.CharField(max_length=10, choices=Difficulty.choices, default=Difficulty.EASY)
-    gpu = models.BooleanField(default=False)
+    gpu = models.CharField(max_length=10, choices=GpuNeed.choices, default=GpuNeed.NO)
     limits = models.JSONField(default=dict, blank=True)
     instructions_md = models.TextField(blank=True)
     starter_code = models.TextField(blank=True)

@@ -23,7 +23,7 @@ from exercises.runners import default_runner
 from exercises.services import publish_rung_version
 from exercises.validation import RungSource, validate_rung
 from grader import lifecycle
-from grader.constants import QUEUE_GPU, QUEUE_SUBMIT
+from grader.constants import Kind
 from sandbox.interface import Runner
 
 from .constants import CheckStatus
@@ -144,9 +144,9 @@ def mutation_view(check: RungCheck) -> dict[str, Any] | None:
             "passes": float(data["mutation_score"]) >= float(settings.MUTATION_MIN_SCORE)}
 
 
-def _check_queue(gpu: bool) -> str:
+def _check_queue(gpu: str | bool) -> str:
     # A Check is a burst of Submit-sized jobs: it waits with the Submits (or the GPU work).
-    return QUEUE_GPU if gpu and settings.SANDBOX_GPU_ENABLED else QUEUE_SUBMIT
+    return lifecycle.queue_named(Kind.SUBMIT, gpu)
 
 
 def _check_abandoned() -> dict[str, Any]:

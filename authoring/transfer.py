@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import yaml
 from django.db import transaction
 
+from exercises.constants import gpu_need
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
 from exercises.models import Module, Rung, Track
@@ -40,11 +41,13 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 class RungContent(Protocol):
     """What RungVersion and RungDraft share: the content of one rung."""
 
+    @property
+    def gpu(self) -> str | bool: ...  # no | preferred | required (a bool before the three-way choice)
+
     title: str
     summary: str
     minutes: int
     difficulty: str
-    gpu: bool
     limits: Any
     instructions_md: str
     starter_code: str
@@ -71,7 +74,7 @@ def rung_folder(order: int, slug: str) -> str:
     return f"{order:02d}-{slug}"
 
 
-def rung_files(content: RungContent, slug: str) -> dict[str, str]:
+def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict[str, str]:
     """The files of one rung folder ({path inside the folder: text})."""
     meta_by_name: dict[str, Any] = dict(content.hidden_test_meta or {})
     # Hidden tests in the order the test file defines them, then any
@@ -94,7 +97,7 @@ def rung_files(content: RungContent, slug: str) -> dict[str, str]:
         "difficulty": str(content.difficulty),
         "summary": content.summary,
         "limits": limits,
-        "gpu": bool(content.gpu),
+        "gpu": str(gpu_need(content.gpu)),
         "hidden_tests": hidden,
         "wrong_solutions": {name: str(wrong[name].get("description", "")) for name in sorted(wrong)},
     }
@@ -102,6 +105,8 @@ def rung_files(content: RungContent, slug: str) -> dict[str, str]:
     equivalent = [{"id": str(item.get("id", "")), "reason": str(item.get("reason", ""))} for item in getattr(content, "equivalent_mutants", None) or []]
     if equivalent:
         meta["equivalent_mutants"] = equivalent
+    if senior:  # ladder placement lives on the Rung, not in its versions
+        meta["senior"] = True
     hints = [str(hint) for hint in getattr(content, "hints", None) or []]
     if hints:
         meta["hints"] = hints
@@ -170,7 +175,7 @@ def _module_yaml(module: Module) -> str:
         "summary": module.summary,
         "why_it_matters": module.why_it_matters,
         "one_liners": list(module.one_liners),
-        "sources": [{key: value for key, value in dict(source).items() if value is not None} for source in module.sources],
+        "sources": [{key: value for key, value in dict(source).items() if value not in (None, "")} for source in module.sources],
         "next_module": module.next_module_slug or None,
     }
     return _dump_yaml(meta)
@@ -195,7 +200,7 @@ def export_module(module: Module) -> dict[str, str]:
     for rung in rungs:
         assert rung.current_version is not None
         folder = f"{base}/rungs/{rung_folder(rung.order, rung.slug)}"
-        for name, text in rung_files(rung.current_version, rung.slug).items():
+        for name, text in rung_files(rung.current_version, rung.slug, senior=rung.senior).items():
             files[f"{folder}/{name}"] = text
     return files
 

@@ -18,5 +18,24 @@ class TestVisibility(models.TextChoices):
     AFTER_SOLVE = "after_solve", "Shown after solving"
 
 
+class GpuNeed(models.TextChoices):
+    """What a rung asks of the grader's hardware (rung.yaml ``gpu:``)."""
+
+    NO = "no", "No GPU"
+    # Graded on a GPU worker when the platform has one, else on the CPU with
+    # its GPU-only checks skipped (and the result says so).
+    PREFERRED = "preferred", "A GPU when there is one"
+    # Graded on a GPU worker only: without one, its jobs wait.
+    REQUIRED = "required", "Needs a GPU"
+
+
+def gpu_need(value: object) -> GpuNeed:
+    """``value`` as a GpuNeed: a stored string, or a boolean from before the
+    three-way choice (``true`` meant a GPU was required)."""
+    if isinstance(value, bool) or value is None:
+        return GpuNeed.REQUIRED if value else GpuNeed.NO
+    return GpuNeed(str(value))
+
+
 RUNG_FILES = ("rung.yaml", "instructions.md", "starter.py", "reference.py", "test_visible.py", "test_hidden.py")
 MODULE_FILES = ("module.yaml", "concept.md", "worked_example.md", "reference.md")

@@ -10,6 +10,8 @@ from django.conf import settings
 
 from sandbox.jobs import Job, Limits, Mode
 
+from .constants import GpuNeed, gpu_need
+
 
 class RungContent(Protocol):
     @property
@@ -19,7 +21,7 @@ class RungContent(Protocol):
     @property
     def limits(self) -> Any: ...
     @property
-    def gpu(self) -> bool: ...
+    def gpu(self) -> str | bool: ...
     @property
     def reference(self) -> str: ...
 
@@ -37,7 +39,9 @@ def job_for(content: RungContent, kind: str, code: str, *, seed: int = 0) -> Job
         mode, tests = "run", {"test_visible.py": content.visible_tests}
     else:
         raise ValueError(f"unknown kind {kind!r}")
-    limits = Limits.from_dict(dict(content.limits), gpu=content.gpu)
+    # A GPU is attached wherever the worker has one; where it has none the
+    # rung was routed to the CPU (``preferred``) and its GPU-only tests skip.
+    limits = Limits.from_dict(dict(content.limits), gpu=gpu_need(content.gpu) != GpuNeed.NO)
     if limits.time_s > settings.SANDBOX_MAX_TIME_S:
         # Every timeout up the chain (Celery, the broker) is derived from this cap.
         limits = replace(limits, time_s=settings.SANDBOX_MAX_TIME_S)

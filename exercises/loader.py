@@ -42,7 +42,7 @@ class RungFiles:
     @property
     def content_hash(self) -> str:
         """A digest of everything a grade depends on: a change makes a new version."""
-        meta = self.meta.model_dump(mode="json")
+        meta = self.meta.model_dump(mode="json", exclude={"senior"})
         if not meta["equivalent_mutants"]:
             del meta["equivalent_mutants"]  # a rung without the key keeps the hash it had before the key existed
         if not meta["hints"]:
@@ -209,3 +209,16 @@ def read_catalog(root: Path) -> list[TrackFiles]:
     if not root.is_dir():
         raise CatalogError(f"{root}: the exercises folder does not exist")
     return [read_track(child) for child in sorted(root.iterdir()) if (child / "track.yaml").is_file()]
+
+
+def check_in_app_sources(tracks: list[TrackFiles]) -> None:
+    """An in-app "Go further" link must name a module of this catalog by its id.
+
+    For a whole catalog (the shipped one, checked at start-up); a zip that
+    imports one module may point at modules it does not carry."""
+    known = {module.meta.id for track in tracks for module in track.modules}
+    for track in tracks:
+        for module in track.modules:
+            for n, source in enumerate(module.meta.sources):
+                if source.module is not None and source.module not in known:
+                    raise CatalogError(f"{module.path / 'module.yaml'}: key 'sources.{n}.module': no module has the id '{source.module}'")

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from .constants import Difficulty
+from .constants import Difficulty, GpuNeed
 
 
 class Track(models.Model):
@@ -60,12 +60,14 @@ class Rung(models.Model):
     module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="rungs")
     slug = models.SlugField(unique=True)
     order = models.PositiveIntegerField(default=0)
+    # Ladder placement from rung.yaml: senior rungs are labelled so and listed last.
+    senior = models.BooleanField(default=False)
     current_version = models.ForeignKey(
         "RungVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
 
     class Meta:
-        ordering = ["module", "order", "slug"]
+        ordering = ["module", "senior", "order", "slug"]
 
     def __str__(self) -> str:
         return self.slug
@@ -92,7 +94,7 @@ class RungVersion(models.Model):
     hidden_test_meta = models.JSONField(default=dict)
     wrong_solutions = models.JSONField(default=dict)
     limits = models.JSONField(default=dict)
-    gpu = models.BooleanField(default=False)
+    gpu = models.CharField(max_length=10, choices=GpuNeed.choices, default=GpuNeed.NO)
     # [{"id": mutant id, "reason": str}]: mutants the author marked equivalent (exercises.mutation).
     equivalent_mutants = models.JSONField(default=list, blank=True)
     # [markdown, ...]: hints a learner reveals one at a time (aids.HintReveal); never graded.

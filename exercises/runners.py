@@ -13,14 +13,44 @@ import socket
 from django.conf import settings
 
 from sandbox.image.tag import image_tag
+from sandbox.jobs import Limits
 from sandbox.runner import SandboxRunner
 
-_runners: dict[tuple[int, str, bool, int, str, int], SandboxRunner] = {}
+_runners: dict[tuple[int, str, bool, int, str, str, int], SandboxRunner] = {}
+
+
+def image_variant() -> str:
+    """The image variant this process grades in: ``cuda`` on a GPU worker, else ``cpu``."""
+    return "cuda" if settings.SANDBOX_GPU_ENABLED else "cpu"
 
 
 def sandbox_image() -> str:
     """SANDBOX_IMAGE, or the tag of the image built from this checkout (a hash of files, no Docker)."""
-    return settings.SANDBOX_IMAGE or image_tag()
+    return settings.SANDBOX_IMAGE or image_tag(image_variant())
+
+
+def slot_index() -> int:
+    """This process's slot in its Celery worker (billiard's pool index; 0 outside a pool)."""
+    try:
+        from billiard.process import current_process
+    except ImportError:  # pragma: no cover - Celery brings billiard
+        return 0
+    index = getattr(current_process(), "index", 0)
+    return index if isinstance(index, int) and index >= 0 else 0
+
+
+def gpu_device_for_slot(index: int) -> str:
+    """The one GPU worker slot ``index`` owns: SANDBOX_GPU_DEVICES[index].
+
+    The worker runs one slot per device (CELERY_WORKER_CONCURRENCY follows
+    the list); a slot replaced after a crash gets the free index back. An
+    index past the list (concurrency set higher by hand) is refused rather
+    than made to share a GPU.
+    """
+    devices = list(settings.SANDBOX_GPU_DEVICES)
+    if index >= len(devices):
+        raise RuntimeError(f"worker slot {index} has no GPU: SANDBOX_GPU_DEVICES lists {len(devices)}; run the GPU worker with --concurrency {len(devices)}")
+    return str(devices[index])
 
 
 def default_runner() -> SandboxRunner:
@@ -28,19 +58,25 @@ def default_runner() -> SandboxRunner:
 
     One per process (and per configuration): Celery's prefork children each
     keep SANDBOX_POOL_SIZE warm containers, each serving up to
-    SANDBOX_REUSE_JOBS jobs before it is replaced. The
+    SANDBOX_REUSE_JOBS jobs before it is replaced. On a GPU worker each
+    child is one slot and owns one GPU (``gpu_device_for_slot``). The
     image is never built here: a missing image is a failed system check at
     start-up (``grader.checks``) and an ``image_missing`` result per job.
     """
     image = sandbox_image()
-    key = (os.getpid(), image, settings.SANDBOX_GPU_ENABLED, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, settings.SANDBOX_REUSE_JOBS)
+    gpu = bool(settings.SANDBOX_GPU_ENABLED)
+    device = gpu_device_for_slot(slot_index()) if gpu else ""
+    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device, settings.SANDBOX_REUSE_JOBS)
     runner = _runners.get(key)
     if runner is None:
         runner = SandboxRunner(
             image,
-            gpu_enabled=settings.SANDBOX_GPU_ENABLED,
+            gpu_enabled=gpu,
+            gpu_device=device,
             runtime=settings.SANDBOX_RUNTIME,
             pool_size=settings.SANDBOX_POOL_SIZE,
+            # A GPU worker grades GPU rungs: its warm containers hold its slot's GPU.
+            pool_limits=Limits(gpu=gpu),
             pool_owner=f"{socket.gethostname()}:{os.getpid()}",
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
             reuse_jobs=settings.SANDBOX_REUSE_JOBS,

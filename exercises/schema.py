@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from .constants import Difficulty, TestVisibility
+from .constants import Difficulty, GpuNeed, TestVisibility, gpu_need
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 # A mutant's id (exercises.mutation): Cosmic Ray's operator, a hash of the
@@ -28,12 +28,27 @@ class TrackMeta(Strict):
     order: int = Field(default=0, ge=0)
 
 
+IN_APP_KIND = "in-app"
+
+
 class Source(Strict):
+    """A "Go further" entry: a paper or page (``url``), or, with ``kind: in-app``,
+    another module of the catalog named by its ``id`` (``module``)."""
+
     kind: str = Field(min_length=1)
     title: str = Field(min_length=1)
     authors: str = ""
     year: int | None = None
     url: str | None = None
+    module: str | None = None
+
+    @model_validator(mode="after")
+    def _in_app_names_a_module(self) -> Source:
+        if self.kind == IN_APP_KIND and not self.module:
+            raise ValueError("an in-app source names the module it points at (module: <module id>)")
+        if self.kind != IN_APP_KIND and self.module:
+            raise ValueError(f"only an in-app source names a module (this one is kind '{self.kind}')")
+        return self
 
 
 class ModuleMeta(Strict):
@@ -80,7 +95,11 @@ class RungMeta(Strict):
     difficulty: Difficulty
     summary: str = Field(default="", max_length=300)
     limits: Limits = Field(default_factory=Limits)
-    gpu: bool = False
+    # Ladder placement, not content: a senior rung is labelled "Senior rung"
+    # and listed after the others; it does not enter the content hash.
+    senior: bool = False
+    # no | preferred | required; YAML's false/true (and bare no) still read as no/required.
+    gpu: GpuNeed = GpuNeed.NO
     hidden_tests: dict[str, HiddenTest]
     wrong_solutions: dict[str, str] = Field(default_factory=dict)
     # Surviving mutants the author proved equivalent; the mutation score leaves them out.
@@ -89,6 +108,14 @@ class RungMeta(Strict):
     hints: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=HINT_MAX_CHARS)]] = Field(
         default_factory=list, max_length=HINTS_MAX
     )
+
+    @field_validator("gpu", mode="before")
+    @classmethod
+    def _gpu_need(cls, value: object) -> GpuNeed:
+        try:
+            return gpu_need(value)
+        except ValueError as exc:
+            raise ValueError(f"gpu must be one of {', '.join(GpuNeed.values)}, not {value!r}") from exc
 
     @field_validator("equivalent_mutants")
     @classmethod

@@ -120,10 +120,11 @@ def sync_catalog(root: Path) -> SyncReport:
             module = _sync_module(track, module_files, report)
             report.modules += 1
             for rung_files in module_files.rungs:
-                rung, _ = Rung.objects.get_or_create(slug=rung_files.meta.slug, defaults={"module": module, "order": rung_files.order})
-                if rung.module_id != module.pk or rung.order != rung_files.order:
-                    rung.module, rung.order = module, rung_files.order
-                    rung.save(update_fields=["module", "order"])
+                placement = {"module": module, "order": rung_files.order, "senior": rung_files.meta.senior}
+                rung, _ = Rung.objects.get_or_create(slug=rung_files.meta.slug, defaults=placement)
+                if rung.module_id != module.pk or rung.order != rung_files.order or rung.senior != rung_files.meta.senior:
+                    rung.module, rung.order, rung.senior = module, rung_files.order, rung_files.meta.senior
+                    rung.save(update_fields=["module", "order", "senior"])
                 if publish_rung_version(rung, rung_files) is not None:
                     report.new_versions.append(rung.slug)
                 report.rungs += 1

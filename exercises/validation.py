@@ -31,7 +31,7 @@ class RungSource:
     starter: str
     wrong_solutions: dict[str, str]
     limits: dict[str, Any]
-    gpu: bool
+    gpu: str
     # Mutant id -> the author's reason it is equivalent to the reference.
     equivalent_mutants: dict[str, str] = field(default_factory=dict)
 
@@ -87,8 +87,11 @@ class RungReport:
 
 
 def _evidence(result: JobResult) -> str:
-    failed = [test.name for test in result.tests if test.outcome != "passed"]
-    text = f"{result.outcome}: {len(result.tests) - len(failed)}/{len(result.tests)} tests passed"
+    failed = [test.name for test in result.tests if test.outcome not in ("passed", "skipped")]
+    skipped = sum(test.outcome == "skipped" for test in result.tests)
+    text = f"{result.outcome}: {len(result.tests) - len(failed) - skipped}/{len(result.tests)} tests passed"
+    if skipped:
+        text += f", {skipped} skipped (GPU-only where there is no GPU)"
     if failed:
         text += "; failing: " + ", ".join(failed[:6]) + (" ..." if len(failed) > 6 else "")
     if result.message and result.outcome not in ("passed", "failed"):

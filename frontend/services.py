@@ -66,7 +66,11 @@ def attempt_history(user: Any, rung: Rung, *, page: int = 1) -> HistoryPage:
 def next_rung(rung: Rung) -> Rung | None:
     """The next published rung of ``rung``'s module, in ladder order."""
     later = Rung.objects.filter(module_id=rung.module_id, current_version__isnull=False).exclude(pk=rung.pk)
-    return later.filter(Q(order__gt=rung.order) | Q(order=rung.order, slug__gt=rung.slug)).order_by("order", "slug").first()
+    # Ladder order is (senior, order, slug): senior rungs come after all the others.
+    after = Q(senior=rung.senior) & (Q(order__gt=rung.order) | Q(order=rung.order, slug__gt=rung.slug))
+    if not rung.senior:
+        after |= Q(senior=True)
+    return later.filter(after).order_by("senior", "order", "slug").first()
 
 
 def module_progress(user: Any, modules: list[Module]) -> dict[int, tuple[int, int]]:
@@ -81,3 +85,84 @@ def module_progress(user: Any, modules: list[Module]) -> dict[int, tuple[int, in
         for rung_id in Progress.objects.filter(user=user, rung_id__in=rung_module, solved_at__isnull=False).values_list("rung_id", flat=True):
             solved[rung_module[rung_id]] = solved.get(rung_module[rung_id], 0) + 1
     return {module.pk: (solved.get(module.pk, 0), totals.get(module.pk, 0)) for module in modules}
+
+
+@dataclass(frozen=True)
+class LadderStep:
+    """One rung as the module page lists it."""
+
+    rung: Rung
+    label: str  # "Rung 2" or "Senior rung"
+    state: str  # "solved", "attempted" or "not started"
+    regrade: Any = None  # the learner's latest rejudge of this rung, if any
+
+    @property
+    def version(self) -> Any:
+        return self.rung.current_version
+
+
+def rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
+    """For each rung id ``user`` has touched: "solved" or "attempted"."""
+    if not user.is_authenticated:
+        return {}
+    states = {}
+    for progress in Progress.objects.filter(user=user, rung__in=rungs):
+        states[progress.rung_id] = "solved" if progress.solved_at else "attempted"
+    attempted = Submission.objects.filter(user=user, rung__in=rungs).values_list("rung_id", flat=True).distinct()
+    for rung_id in attempted:
+        states.setdefault(rung_id, "attempted")
+    return states
+
+
+def build_ladder(user: Any, rungs: list[Rung], regrades: dict[int, Any] | None = None) -> list[LadderStep]:
+    """The published rungs in ladder order (senior rungs last), numbered and labelled."""
+    ordered = sorted((rung for rung in rungs if rung.current_version is not None), key=lambda rung: (rung.senior, rung.order, rung.slug))
+    states = rung_states(user, ordered)
+    steps = []
+    number = 0
+    for rung in ordered:
+        if rung.senior:
+            label = "Senior rung"
+        else:
+            number += 1
+            label = f"Rung {number}"
+        steps.append(LadderStep(rung=rung, label=label, state=states.get(rung.pk, "not started"), regrade=(regrades or {}).get(rung.pk)))
+    return steps
+
+
+def next_step(ladder: list[LadderStep]) -> LadderStep | None:
+    """The first rung not solved yet, in ladder order; None when all are."""
+    return next((step for step in ladder if step.state != "solved"), None)
+
+
+def module_neighbours(module: Module) -> tuple[list[Module], list[dict[str, Any]]]:
+    """In one query: the modules after ``module`` in its track, in order, and
+    the module's sources, each in-app one with ``target``: the Module it
+    names (None when that module is not loaded, so the page shows it unlinked)."""
+    ids = [source["module"] for source in module.sources if source.get("module")]
+    found = list(Module.objects.filter(Q(track_id=module.track_id) | Q(external_id__in=ids)).order_by("order", "slug"))
+    siblings = [other for other in found if other.track_id == module.track_id]
+    position = next(i for i, sibling in enumerate(siblings) if sibling.pk == module.pk)
+    targets = {other.external_id: other for other in found if other.external_id in ids}
+    sources = [dict(source, target=targets.get(source["module"])) if source.get("module") else dict(source) for source in module.sources]
+    return siblings[position + 1 :], sources
+
+
+DIFFICULTY_ORDER = ("easy", "medium", "hard")
+
+
+def module_sizes(modules: list[Module]) -> dict[int, dict[str, Any]]:
+    """For each module id: the minutes of its published rungs and the span of
+    their difficulties ("easy", "easy to hard"; "" when it has none)."""
+    minutes: dict[int, int] = {module.pk: 0 for module in modules}
+    levels: dict[int, set[str]] = {module.pk: set() for module in modules}
+    published = Rung.objects.filter(module__in=modules, current_version__isnull=False)
+    for module_id, rung_minutes, difficulty in published.values_list("module_id", "current_version__minutes", "current_version__difficulty"):
+        minutes[module_id] += rung_minutes
+        levels[module_id].add(difficulty)
+    sizes = {}
+    for module_id, found in levels.items():
+        ordered = [level for level in DIFFICULTY_ORDER if level in found]
+        span = "" if not ordered else ordered[0] if len(ordered) == 1 else f"{ordered[0]} to {ordered[-1]}"
+        sizes[module_id] = {"minutes": minutes[module_id], "difficulty": span}
+    return sizes

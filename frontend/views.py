@@ -15,6 +15,7 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from exercises.models import Module, Rung, Track
@@ -22,7 +23,8 @@ from grader import events, messages, rejudge, services
 from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
-from grader.models import Progress, Submission
+from grader.models import Submission
+from grader.results import machine_line
 
 from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
@@ -63,7 +65,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 def _modules_with_progress(user: Any, modules: list[Module]) -> list[dict[str, Any]]:
     progress = frontend_services.module_progress(user, modules)
-    return [{"module": module, "solved": progress[module.pk][0], "total": progress[module.pk][1]} for module in modules]
+    sizes = frontend_services.module_sizes(modules)
+    return [{"module": module, "solved": progress[module.pk][0], "total": progress[module.pk][1], **sizes[module.pk]} for module in modules]
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
@@ -78,18 +81,6 @@ def track_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "frontend/track.html", {"track": track, "modules": modules})
 
 
-def _rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
-    if not user.is_authenticated:
-        return {}
-    states = {}
-    for progress in Progress.objects.filter(user=user, rung__in=rungs):
-        states[progress.rung_id] = "solved" if progress.solved_at else "attempted"
-    attempted = Submission.objects.filter(user=user, rung__in=rungs).values_list("rung_id", flat=True).distinct()
-    for rung_id in attempted:
-        states.setdefault(rung_id, "attempted")
-    return states
-
-
 def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
     module = get_object_or_404(
         Module.objects.select_related("track").prefetch_related(
@@ -98,24 +89,24 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
         slug=slug,
     )
     rungs = list(module.rungs.all())
-    states = _rung_states(request.user, rungs)
     regrades = rejudge.regrades_by_rung(int(request.user.pk), [rung.pk for rung in rungs]) if request.user.is_authenticated else {}
-    ladder = [
-        {"rung": rung, "version": rung.current_version, "state": states.get(rung.pk, "not started"), "regrade": regrades.get(rung.pk)}
-        for rung in rungs
-    ]
+    ladder = frontend_services.build_ladder(request.user, rungs, regrades)
+    later, sources = frontend_services.module_neighbours(module)
     context = {
         "module": module,
         "ladder": ladder,
-        "total_minutes": sum(rung.current_version.minutes for rung in rungs if rung.current_version),
-        "solved_count": sum(1 for step in ladder if step["state"] == "solved"),
+        "next_step": frontend_services.next_step(ladder),
+        "started": any(step.state != "not started" for step in ladder),
+        "total_minutes": sum(step.version.minutes for step in ladder),
+        "solved_count": sum(1 for step in ladder if step.state == "solved"),
         "concept": render_markdown(module.concept_md),
         "worked_example": render_markdown(module.worked_example_md),
         "reference_blocks": [
             {"id": reference_anchor(heading) if heading else "", "heading": heading, "html": render_markdown(body)}
             for heading, body in split_sections(module.reference_md, (2,))
         ],
-        "next_module": Module.objects.filter(slug=module.next_module_slug).first() if module.next_module_slug else None,
+        "sources": sources,
+        "later_modules": later,
     }
     return render(request, "frontend/module.html", context)
 
@@ -129,7 +120,10 @@ def _without_title(markdown_text: str, title: str) -> str:
 
 
 @login_required
+@xframe_options_sameorigin
 def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
+    """The rung's workspace; ``?embed=1`` renders it without the site chrome,
+    for the module page to open it in place (a same-origin frame)."""
     rung = _get_rung(slug)
     version = rung.current_version
     assert version is not None
@@ -142,6 +136,7 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "code": frontend_services.opening_code(request.user, rung),
         "starter_code": version.starter_code,
         "solved": services.has_solved(request.user, rung),
+        "gpu_notice": services.gpu_notice(version),
         "next_rung": frontend_services.next_rung(rung),
         "max_code_bytes": settings.GRADER_MAX_CODE_BYTES,
         "embed": request.GET.get("embed") == "1",
@@ -293,6 +288,7 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         "tests": tests,
         "timings": submission.timings,
         "peak_memory_bytes": submission.peak_memory_bytes,
+        "machine": machine_line(submission.machine),
         "enqueued_at": submission.enqueued_at.isoformat(),
         "cancel_url": reverse("submission-cancel", args=[submission.pk]),
         "regraded": _regrade_json(rejudge.latest_regrades([submission.pk]).get(submission.pk)),

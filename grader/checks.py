@@ -16,7 +16,11 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
+from exercises.constants import GpuNeed
+from exercises.exceptions import CatalogError
+from exercises.loader import read_catalog
 from exercises.runners import sandbox_image
+from sandbox.gpu import gpu_problems
 
 _TIMEOUT_S = 3
 
@@ -59,8 +63,56 @@ def check_broker(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return []
 
 
+@register("sandbox", deploy=True)
+def check_gpu_worker(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """On a GPU worker (SANDBOX_GPU_ENABLED): Docker gives a container each of SANDBOX_GPU_DEVICES."""
+    if not settings.SANDBOX_GPU_ENABLED:
+        return []
+    image = sandbox_image()
+    try:
+        client = _docker_client()
+        try:
+            problems = gpu_problems(client, image, list(settings.SANDBOX_GPU_DEVICES))
+        finally:
+            client.close()
+    except docker.errors.DockerException as exc:
+        problems = [f"Docker could not be asked for a GPU: {exc}"[:300]]
+    return [
+        Error(
+            f"this GPU worker cannot give sandboxes a GPU: {problem}",
+            hint="install the NVIDIA container toolkit (nvidia-ctk runtime configure --runtime=docker), check SANDBOX_GPU_DEVICES "
+            "against nvidia-smi -L, or run this worker without SANDBOX_GPU_ENABLED",
+            id="grader.E003",
+        )
+        for problem in problems
+    ]
+
+
+@register("catalog")
+def check_gpu_rungs_have_workers(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A rung that requires a GPU on a platform without GPU workers would wait forever: say so at start-up."""
+    if settings.GRADER_GPU_WORKERS:
+        return []
+    try:
+        catalog = read_catalog(settings.EXERCISES_DIR)
+    except CatalogError:
+        return []  # exercises.E001 reports it
+    stuck = sorted(
+        rung.meta.slug for track in catalog for module in track.modules for rung in module.rungs if rung.meta.gpu == GpuNeed.REQUIRED
+    )
+    if not stuck:
+        return []
+    return [
+        Warning(
+            f"no GPU worker can take the rung(s) {', '.join(stuck)} (gpu: required): their Runs and Submits wait in the gpu queue",
+            hint="run a GPU worker and set GRADER_GPU_WORKERS=1 everywhere, or mark the rung gpu: preferred",
+            id="grader.W002",
+        )
+    ]
+
+
 def require_grading_dependencies() -> None:
     """Raise ImproperlyConfigured when a check above finds an error (a worker's start-up)."""
-    errors = [message for check in (check_sandbox_image, check_broker) for message in check() if message.is_serious()]
+    errors = [message for check in (check_sandbox_image, check_broker, check_gpu_worker) for message in check() if message.is_serious()]
     if errors:
         raise ImproperlyConfigured("; ".join(f"{message.id}: {message.msg}" for message in errors))

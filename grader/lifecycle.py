@@ -39,6 +39,8 @@ from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from exercises.constants import GpuNeed, gpu_need
+
 from . import messages
 from .constants import QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, ErrorCode, Kind, Outcome, Status
 from .models import RejudgeResult, Submission
@@ -83,17 +85,26 @@ def kinds() -> list[JobKind]:
     return list(_KINDS.values())
 
 
-def queue_named(kind: str, gpu: bool) -> str:
+def queue_named(kind: str, gpu: str | bool) -> str:
     """GPU work, Submits and Runs have separate queues so a burst of one kind
-    never starves the others."""
-    if gpu and settings.SANDBOX_GPU_ENABLED:
+    never starves the others.
+
+    Decided by the process that enqueues (the web, the reaper), from its own
+    GRADER_GPU_WORKERS: whether this platform runs workers on the ``gpu``
+    queue. With them, every GPU rung goes there. Without them, a
+    ``preferred`` rung is graded on the CPU queues and a ``required`` one
+    still goes to ``gpu``, where it waits for a GPU worker (the page says
+    so; ``grader.checks`` warns at start-up).
+    """
+    need = gpu_need(gpu)
+    if need == GpuNeed.REQUIRED or (need == GpuNeed.PREFERRED and settings.GRADER_GPU_WORKERS):
         return QUEUE_GPU
     return QUEUE_SUBMIT if kind == Kind.SUBMIT else QUEUE_RUN
 
 
 def queue_for(version: Any, kind: str) -> str:
     """The queue of a Run or Submit against ``version``."""
-    return queue_named(kind, bool(version.gpu))
+    return queue_named(kind, version.gpu)
 
 
 def _grading_hard_limit_s() -> float:

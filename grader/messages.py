@@ -62,6 +62,17 @@ RERUN_FAILED = {
     ),
     "incomplete": "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, did not complete.",
 }
+# A `gpu: preferred` rung graded where no GPU was visible (no GPU worker on this platform).
+CPU_FALLBACK_NOTE = "Ran on CPU; the GPU-only checks were skipped."
+
+# A `gpu: required` rung on a platform without GPU workers (the workspace page).
+GPU_REQUIRED_WAITS = (
+    "This rung needs a GPU and no GPU worker is running here: a Run or Submit waits in the queue until one starts."
+)
+
+# A `gpu: preferred` rung on a platform without GPU workers (the workspace page).
+GPU_PREFERRED_ON_CPU = "This platform has no GPU worker: your code runs on the CPU, and the GPU-only checks are skipped."
+
 STATE_LEAK_NOTE = (
     "Some hidden tests gave a different result when run alone than after other tests: your code keeps "
     "state between calls. Make each call depend only on its arguments."

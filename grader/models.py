@@ -55,6 +55,8 @@ class Submission(models.Model):
     # grade can always be reproduced.
     seed = models.PositiveBigIntegerField(default=0, help_text="Seed of the hidden tests' generated inputs (reused by rejudges).")
     peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    # The machine it was graded on: device, gpu, torch, cuda, python, image (sandbox.report.parse_machine).
+    machine = models.JSONField(default=dict, blank=True)
     # Unguessable id of the submission's live-update channel.
     channel = models.CharField(max_length=64, default=_channel_token, unique=True, editable=False)
     enqueued_at = models.DateTimeField(auto_now_add=True)

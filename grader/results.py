@@ -29,9 +29,10 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from exercises.constants import GpuNeed, gpu_need
 from sandbox.jobs import CaseResult, JobResult
 
 from . import messages
@@ -76,6 +77,8 @@ class Graded:
     tests: list[ShownTest]
     peak_memory_bytes: int | None
     timings: dict[str, Any]
+    # Where it was graded (sandbox.report.parse_machine: bounded text already).
+    machine: dict[str, Any] = field(default_factory=dict)
 
 
 class DescribesHiddenTests(Protocol):
@@ -167,6 +170,9 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
     timings: dict[str, Any] = dict(result.timings)
     if submit:
         timings = {key: round(value) if isinstance(value, float) else value for key, value in timings.items()}
+    message = summary_for(result, kind)
+    if ran_without_its_gpu(result, version):
+        message = f"{message} {messages.CPU_FALLBACK_NOTE}".strip()
     return Graded(
         outcome=result.outcome,
         message=message,
@@ -176,7 +182,22 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
         tests=tests,
         peak_memory_bytes=_coarse_memory(result.peak_memory_bytes) if submit else result.peak_memory_bytes,
         timings=timings,
+        machine=dict(result.machine),
     )
+
+
+def machine_line(machine: dict[str, Any]) -> str:
+    """One line naming where a result was graded, e.g. "NVIDIA H200 · torch 2.13.0 · CUDA 12.8 · Python 3.11.2 · image ..."."""
+    parts = [safe_text(str(machine["device"]), 120)] if machine.get("device") else []
+    for key, label in (("torch", "torch"), ("cuda", "CUDA"), ("python", "Python"), ("image", "image")):
+        if machine.get(key):
+            parts.append(f"{label} {safe_text(str(machine[key]), 120)}")
+    return " · ".join(parts)
+
+
+def ran_without_its_gpu(result: JobResult, version: Any) -> bool:
+    """A ``gpu: preferred`` rung graded where the harness saw no GPU: its GPU-only tests were skipped."""
+    return gpu_need(getattr(version, "gpu", False)) == GpuNeed.PREFERRED and result.machine.get("gpu") is False
 
 
 def write_test_rows(submission: Submission, tests: Sequence[ShownTest]) -> None:

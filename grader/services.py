@@ -21,6 +21,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Min
 from django.utils import timezone
 
+from exercises.constants import GpuNeed, gpu_need
 from exercises.jobs import job_for
 from exercises.models import Rung, RungVersion
 from exercises.runners import default_runner
@@ -63,6 +64,14 @@ def validate_code(code: str) -> None:
 
 
 queue_for = lifecycle.queue_for
+
+
+def gpu_notice(version: Any) -> str:
+    """What the workspace says about where ``version`` is graded, when it is not the plain CPU case."""
+    need = gpu_need(version.gpu)
+    if settings.GRADER_GPU_WORKERS or need == GpuNeed.NO:
+        return ""
+    return messages.GPU_REQUIRED_WAITS if need == GpuNeed.REQUIRED else messages.GPU_PREFERRED_ON_CPU
 
 
 def _check_rate(user: Any) -> None:
@@ -265,7 +274,7 @@ def record_results(submission: Submission, result: JobResult, claim: lifecycle.C
             submission.test_results.all().delete()
             finished = lifecycle.finish(
                 claim, outcome=Outcome.INFRA_ERROR, error_code=ErrorCode.RECORD_FAILED, message=messages.infra_error(ErrorCode.RECORD_FAILED),
-                stdout="", stderr="", timings={}, peak_memory_bytes=None,
+                stdout="", stderr="", timings={}, peak_memory_bytes=None, machine={},
             )
     transaction.on_commit(lambda: events.publish_changed(submission.channel))
     return finished
@@ -278,7 +287,7 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
         timings["queue_wait_s"] = round((submission.started_at - submission.enqueued_at).total_seconds(), 3)
     finished = lifecycle.finish(
         claim, outcome=graded.outcome, message=graded.message, error_code=graded.error_code, stdout=graded.stdout,
-        stderr=graded.stderr, timings=timings, peak_memory_bytes=graded.peak_memory_bytes,
+        stderr=graded.stderr, timings=timings, peak_memory_bytes=graded.peak_memory_bytes, machine=graded.machine,
     )
     if not finished:
         return False

@@ -27,7 +27,9 @@ def seccomp_profile() -> str:
     return json.dumps(json.loads(SECCOMP_PROFILE.read_text()), separators=(",", ":"))
 
 
-def container_options(image: str, job: Job, *, gpu_enabled: bool, runtime: str = "", oom_floor: bool = True) -> dict[str, Any]:
+def container_options(
+    image: str, job: Job, *, gpu_enabled: bool, runtime: str = "", oom_floor: bool = True, gpu_device: str = "0"
+) -> dict[str, Any]:
     """The full ``docker create`` configuration of one job (inspected by tests).
 
     ``runtime`` "runsc" runs the container under gVisor, a user-space kernel
@@ -35,6 +37,8 @@ def container_options(image: str, job: Job, *, gpu_enabled: bool, runtime: str =
     ``oom_floor`` adds SYS_RESOURCE, with which root inside sets the learner's
     oom_score_adj so that the learner cannot lower it again; an engine that
     cannot grant it (``engine_grants``) runs without that floor.
+    ``gpu_device`` is the one GPU (a Docker device id: index or UUID) a GPU
+    job gets when ``gpu_enabled``: one device per worker slot, never all.
     """
     limits = job.limits
     tmpfs_opts = f"rw,nosuid,nodev,size={limits.tmpfs_mb}m,nr_inodes={limits.tmpfs_inodes}"
@@ -70,7 +74,8 @@ def container_options(image: str, job: Job, *, gpu_enabled: bool, runtime: str =
             Ulimit(name="fsize", soft=limits.fsize_mb * 1024 * 1024, hard=limits.fsize_mb * 1024 * 1024),
             Ulimit(name="core", soft=0, hard=0),
         ],
-        "environment": {"OMP_NUM_THREADS": str(max(1, int(limits.cpus)))},
+        # DOJO_IMAGE: the results name the image they were graded in (harness ``machine``).
+        "environment": {"OMP_NUM_THREADS": str(max(1, int(limits.cpus))), "DOJO_IMAGE": image},
         "init": True,
         "hostname": "sandbox",
         "labels": {LABEL: "1"},
@@ -87,7 +92,9 @@ def container_options(image: str, job: Job, *, gpu_enabled: bool, runtime: str =
         options["pids_limit"] = limits.pids + RUNSC_SENTRY_TASKS
         options["ulimits"] = [*options["ulimits"], Ulimit(name="nproc", soft=limits.pids, hard=limits.pids)]
     if limits.gpu and gpu_enabled:
-        options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+        if not gpu_device:
+            raise ValueError("a GPU job needs the id of the GPU it gets (gpu_device)")
+        options["device_requests"] = [DeviceRequest(device_ids=[gpu_device], capabilities=[["gpu"]])]
     return options
 
 

@@ -91,6 +91,9 @@ class JobResult:
     # Set when a Submit's isolated re-run failed: "timeout", "error" or
     # "incomplete" (RERUN_FAILURES); the outcome is then the re-run's.
     rerun_failure: str = ""
+    # Where it ran (``sandbox.report.parse_machine``): device, torch, cuda,
+    # python and image as short text, and ``gpu`` (a GPU was visible).
+    machine: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_infra_error(self) -> bool:

@@ -30,6 +30,10 @@ from .jobs import (
 # Longest event line read at all, and deepest nesting decoded.
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 32
+# The machine a job ran on (the harness's ``machine.facts``): these keys
+# only, each a short single line of text, whatever else the report holds.
+MACHINE_KEYS = ("device", "torch", "cuda", "python", "image")
+MAX_MACHINE_TEXT = 120
 
 
 def clean_text(value: Any, limit: int) -> str:
@@ -97,6 +101,29 @@ def parse_test(data: Any) -> CaseResult | None:
     return CaseResult(name=name, outcome=outcome, duration_s=seconds(data.get("duration_s")), message=clean_text(data.get("message") or "", MAX_TEST_MESSAGE))
 
 
+def parse_machine(data: Any) -> dict[str, Any]:
+    """The machine facts of a report, bounded and cleaned; {} when absent or not an object.
+
+    Text values only (a number or a list is dropped, not converted), one
+    line each, capped; ``gpu`` is kept only as a real boolean.
+    """
+    if not isinstance(data, dict):
+        return {}
+    machine: dict[str, Any] = {}
+    for key in MACHINE_KEYS:
+        value = data.get(key)
+        if not isinstance(value, str):
+            continue
+        text = " ".join(clean_text(value[: MAX_MACHINE_TEXT * 4], MAX_MACHINE_TEXT * 4).split())
+        if len(text) > MAX_MACHINE_TEXT:
+            text = text[: MAX_MACHINE_TEXT - 3] + "..."
+        if text:
+            machine[key] = text
+    if isinstance(data.get("gpu"), bool):
+        machine["gpu"] = data["gpu"]
+    return machine
+
+
 def _list(value: Any) -> list[Any]:
     return value[:MAX_TESTS] if isinstance(value, list) else []
 
@@ -124,4 +151,5 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         # Unknown means "assume it did": the safe side for what a learner sees.
         hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),
         rerun_failure=rerun if isinstance(rerun := report.get("rerun_failure"), str) and rerun in RERUN_FAILURES else "",
+        machine=parse_machine(report.get("machine")),
     )

@@ -108,6 +108,7 @@ class SandboxRunner:
         image: str,
         *,
         gpu_enabled: bool = False,
+        gpu_device: str = "0",
         runtime: str = "",
         docker_timeout: int = 60,
         startup_s: float = STARTUP_S,
@@ -120,6 +121,7 @@ class SandboxRunner:
     ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
+        self.gpu_device = gpu_device
         self.runtime = runtime
         self._oom_floor: bool | None = None
         self.docker_timeout = docker_timeout
@@ -139,7 +141,9 @@ class SandboxRunner:
             self._oom_floor = engine_grants(self._client(), self.image, "SYS_RESOURCE")
             if not self._oom_floor:
                 log.warning("this Docker engine cannot grant SYS_RESOURCE: learner processes run without an oom_score_adj floor")
-        return container_options(self.image, job, gpu_enabled=self.gpu_enabled, runtime=self.runtime, oom_floor=self._oom_floor)
+        return container_options(
+            self.image, job, gpu_enabled=self.gpu_enabled, runtime=self.runtime, oom_floor=self._oom_floor, gpu_device=self.gpu_device
+        )
 
     def _pool_options(self, job: Job) -> dict[str, Any]:
         options = self._options(job)

@@ -37,6 +37,16 @@ def test_compose_file_validates_with_the_production_services():
     assert services["worker-gpu"]["profiles"] == ["gpu"]
 
 
+def test_beat_is_one_service_of_its_own_and_no_worker_embeds_another():
+    services = _config("--profile", "gpu", "--profile", "mentor")["services"]
+    assert services["beat"]["command"][:4] == ["celery", "-A", "config", "beat"]
+    assert "deploy" not in services["beat"] or services["beat"]["deploy"].get("replicas", 1) == 1
+    for name, service in services.items():
+        if name != "beat":
+            assert not {"-B", "--beat"} & set(service.get("command") or []), f"{name} runs a second beat"
+    assert "maintenance" in services["worker"]["command"][services["worker"]["command"].index("-Q") + 1]
+
+
 def test_the_mentor_profile_serves_a_pinned_vllm_on_one_gpu_and_is_off_by_default():
     assert _config()["services"]["mentor-llm"]["profiles"] == ["mentor"]  # started only with --profile mentor
     services = _config("--profile", "mentor")["services"]
@@ -48,10 +58,12 @@ def test_the_mentor_profile_serves_a_pinned_vllm_on_one_gpu_and_is_off_by_defaul
     assert "MENTOR_LLM_URL" in services["web"]["environment"]
 
 
-def test_the_gpu_profile_adds_a_worker_that_requests_nvidia_devices():
+def test_the_gpu_profile_adds_a_worker_that_attaches_gpus_from_the_cuda_image():
     services = _config("--profile", "gpu")["services"]
     gpu = services["worker-gpu"]
-    devices = gpu["deploy"]["resources"]["reservations"]["devices"]
-    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
     assert gpu["environment"]["SANDBOX_GPU_ENABLED"] == "1"
-    assert "gpu" in gpu["command"]
+    assert gpu["command"][gpu["command"].index("-Q") + 1] == "gpu"
+    # Its concurrency follows SANDBOX_GPU_DEVICES (one slot per GPU), never a fixed number.
+    assert "--concurrency" not in gpu["command"]
+    assert services["sandbox-image-cuda"]["command"][-2:] == ["--variant", "cuda"]
+    assert "sandbox-image-cuda" in gpu["depends_on"]

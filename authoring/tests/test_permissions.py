@@ -111,3 +111,15 @@ def test_the_authoring_permission_alone_makes_an_instructor(world, learner, clie
     client.force_login(learner)
     assert client.get("/author/").status_code == 200
     assert client.get(f"{M}/").status_code == 403  # but owns nothing yet
+
+
+def test_the_authoring_permission_through_any_group_makes_an_instructor(world, learner, client):
+    from django.contrib.auth.models import Group, Permission
+
+    group = Group.objects.create(name="course-staff")
+    group.permissions.add(Permission.objects.get(codename="author_modules"))
+    learner.groups.add(group)
+    client.force_login(learner)
+    assert client.get("/author/").status_code == 200
+    learner.groups.remove(group)
+    assert client.get("/author/").status_code == 403

@@ -11,6 +11,7 @@ import yaml
 
 from authoring import transfer
 from authoring.exceptions import ImportRefused
+from exercises.constants import gpu_need
 from exercises.loader import read_module
 from exercises.models import Module, Rung, RungVersion, Track
 from exercises.services import sync_catalog
@@ -64,13 +65,17 @@ def test_the_shipped_module_survives_export_import_export_byte_for_byte(catalog,
 def test_the_export_keeps_every_text_file_of_the_shipped_module_and_the_meaning_of_its_yaml(catalog, settings):
     root = Path(settings.EXERCISES_DIR) / TRACK
     files = transfer.export_module(Module.objects.get(slug=MODULE))
-    shipped = {str(path.relative_to(root.parent)): path for path in root.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    # The track's other modules are not part of this module's export.
+    module_files = [root / "track.yaml", *(root / MODULE).rglob("*")]
+    shipped = {str(path.relative_to(root.parent)): path for path in module_files if path.is_file() and "__pycache__" not in path.parts}
     assert set(files) == set(shipped)
     for name, path in shipped.items():
         if name.endswith(".yaml"):
             # YAML is written canonically (flow style, quoting, defaults spelled out) but means the same.
             exported, original = yaml.safe_load(files[name]), yaml.safe_load(path.read_text())
             if name.endswith("rung.yaml"):
+                # `gpu: false` (before no | preferred | required) means `gpu: no`.
+                assert gpu_need(exported.pop("gpu")) == gpu_need(original.pop("gpu", "no"))
                 assert {**exported, "limits": None} == {**original, "limits": None}
                 assert original["limits"].items() <= exported["limits"].items()
             elif name.endswith("module.yaml"):

@@ -110,3 +110,31 @@ def test_the_load_command_reports_the_broken_file(db, tmp_path, settings):
     meta.write_text(meta.read_text() + "colour: blue\n")
     with pytest.raises(CommandError, match="colour"):
         call_command("load_exercises", "--path", str(root))
+
+
+def test_an_in_app_source_must_name_a_module_of_the_catalog(tmp_path, settings):
+    from exercises.loader import check_in_app_sources, read_catalog
+
+    root = _copy_catalog(tmp_path, settings)
+    check_in_app_sources(read_catalog(root))
+    module_yaml = root / "llm-systems-frontier" / "inference-and-serving" / "module.yaml"
+    module_yaml.write_text(module_yaml.read_text().replace("module: P10.llm-systems-frontier.02", "module: P10.llm-systems-frontier.99"))
+    with pytest.raises(CatalogError, match=r"sources\.\d+\.module.*P10\.llm-systems-frontier\.99"):
+        check_in_app_sources(read_catalog(root))
+    module_yaml.write_text(module_yaml.read_text().replace("{kind: in-app, title: \"Training at scale\", module: P10.llm-systems-frontier.99}", "{kind: in-app, title: \"Training at scale\"}"))
+    with pytest.raises(CatalogError, match="in-app source names the module"):
+        read_catalog(root)
+
+
+def test_the_senior_flag_places_a_rung_without_making_a_new_version(db, tmp_path, settings):
+    root = _copy_catalog(tmp_path, settings)
+    sync_catalog(root)
+    rung = Rung.objects.get(slug="continuous-batching")
+    assert rung.senior
+    version = rung.current_version
+    rung_yaml = next(root.rglob("03-continuous-batching")) / "rung.yaml"
+    rung_yaml.write_text(rung_yaml.read_text().replace("senior: true\n", ""))
+    report = sync_catalog(root)
+    rung.refresh_from_db()
+    assert not rung.senior
+    assert report.new_versions == [] and rung.current_version == version

@@ -38,6 +38,32 @@ TRUST_X_FORWARDED_PROTO: bool = env_bool("TRUST_X_FORWARDED_PROTO", False)
 if TRUST_X_FORWARDED_PROTO:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Production serves the site over HTTPS only (docker-compose.yml sets
+# HTTPS_ONLY=1, with TRUST_X_FORWARDED_PROTO=1 for the load balancer that ends
+# TLS): cookies are sent over HTTPS only, plain HTTP is redirected, and
+# browsers are told (HSTS) to never try HTTP again. Off by default so that
+# `make run`, the load test and the test suite keep serving plain HTTP.
+# NOTE: behind a proxy that ends TLS, HTTPS_ONLY needs TRUST_X_FORWARDED_PROTO,
+# or a request that came in over HTTPS looks like HTTP here and is redirected
+# forever.
+HTTPS_ONLY: bool = env_bool("HTTPS_ONLY", False)
+if HTTPS_ONLY:
+    SECURE_SSL_REDIRECT = True
+    # The load balancer's health probe speaks plain HTTP to the web process.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # An hour to start with: raise it (a year is usual) once every page works over HTTPS.
+    SECURE_HSTS_SECONDS: int = env_int("SECURE_HSTS_SECONDS", 3600, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD: bool = env_bool("SECURE_HSTS_PRELOAD", False)
+# security.W021 asks for the HSTS "preload" directive. Preloading puts the
+# domain into browsers' built-in lists for months, on the domain owner's
+# request at hstspreload.org (which also wants a max-age of a year): a choice
+# for whoever owns the domain, not a default of the software. The other HTTPS
+# warnings are answered by HTTPS_ONLY above, not silenced.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
 INSTALLED_APPS = [
     # First, so its registration/*.html templates win over the admin's.
     "frontend",
@@ -104,6 +130,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # test process so concurrent runs never write to each other's database.
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_PATH", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
 else:
+    # Persistent connections: a request or a task reuses its thread's
+    # connection instead of opening one (a PostgreSQL backend process, about
+    # as costly as a small request) every time; under a login surge the opening
+    # was a good share of the work. A connection is checked before reuse, so a
+    # restarted PostgreSQL costs one failed check, not a failed request.
+    # NOTE: each gunicorn thread and each Celery pool process may then hold one
+    # connection: PostgreSQL's max_connections must exceed their sum
+    # (docs/operations.md, "Sizing"); 0 closes after every request.
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", int(DATABASES["default"].get("CONN_MAX_AGE", 60)), minimum=0)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # On PostgreSQL too, one test database per test process (pytest-django
     # creates and drops it), so two test runs against one cluster never meet.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
@@ -227,7 +263,22 @@ LIVE_STREAMS_PER_PROCESS: int = env_int("LIVE_STREAMS_PER_PROCESS", 8, minimum=1
 # a hash of files). Never built at runtime: `manage.py check --deploy` and a
 # worker's start-up fail when it is missing (grader/checks.py).
 SANDBOX_IMAGE: str = env_str("SANDBOX_IMAGE", "")
+# --- GPU grading: two processes, two questions ----------------------------
+# The web process decides the queue, a worker attaches the GPU, and each reads
+# its own answer here (docs/operations.md, "GPU workers"):
+# GRADER_GPU_WORKERS (every process): this platform runs workers on the `gpu`
+# queue, so GPU rungs are sent there. Off: `preferred` rungs are graded on the
+# CPU queues (their GPU-only checks skipped) and `required` ones wait.
+GRADER_GPU_WORKERS: bool = env_bool("GRADER_GPU_WORKERS", False)
+# SANDBOX_GPU_ENABLED (a GPU worker): attach a GPU to GPU rungs' containers
+# and use the cuda image variant.
 SANDBOX_GPU_ENABLED: bool = env_bool("SANDBOX_GPU_ENABLED", False)
+# The GPUs this worker hands out, one per worker slot (Docker device ids:
+# indexes or UUIDs); the worker runs one slot per device, so a job never
+# shares its GPU with another job.
+SANDBOX_GPU_DEVICES: list[str] = env_list("SANDBOX_GPU_DEVICES", ["0"])
+if SANDBOX_GPU_ENABLED and (not SANDBOX_GPU_DEVICES or len(set(SANDBOX_GPU_DEVICES)) != len(SANDBOX_GPU_DEVICES)):
+    raise ImproperlyConfigured(f"SANDBOX_GPU_DEVICES must name each GPU once (e.g. 0,1), not {SANDBOX_GPU_DEVICES!r}")
 # Pre-started containers each grading process keeps warm (torch and pytest
 # already imported), each used for exactly one job; 0 starts every job cold.
 # Two, because one takes ~3 s of CPU to warm up: a learner pressing Run again
@@ -275,6 +326,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": "maintenance", "expires": GRADER_SWEEP_EVERY_S},
     },
 }
+if SANDBOX_GPU_ENABLED:
+    # One slot per GPU (grader.gpu_slots): concurrency follows the device list.
+    CELERY_WORKER_CONCURRENCY = len(SANDBOX_GPU_DEVICES)
 CELERY_TASK_ALWAYS_EAGER: bool = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- LTI 1.3 (lti/, docs/lti.md) ---------------------------------------------

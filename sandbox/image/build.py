@@ -96,6 +96,17 @@ def _docker_build(tag: str, base: str, ctx: Path, inputs: _Inputs, no_cache: boo
     log_step(f"docker build done ({elapsed(start)})")
 
 
+def smoke_test_passes(variant: str, torch_version: str, cuda_version: str) -> bool:
+    """The image's torch is the variant's build: ``+cpu`` without CUDA, or a CUDA build.
+
+    No GPU is needed: ``torch.version.cuda`` says what torch was built for,
+    whether or not this host has a device (the build host usually has none).
+    """
+    if variant == "cpu":
+        return torch_version.endswith("+cpu") and not cuda_version
+    return bool(torch_version) and not torch_version.endswith("+cpu") and bool(cuda_version)
+
+
 def _smoke_test(tag: str, variant: str) -> None:
     """Refuse to leave a tag that cannot import its own packages.
 
@@ -115,12 +126,12 @@ def _smoke_test(tag: str, variant: str) -> None:
             tag,
             "-I",
             "-c",
-            "import numpy, pytest, torch; print(torch.__version__)",
+            "import numpy, pytest, torch; print(torch.__version__, torch.version.cuda or '')",
         ],
         timeout=300,
     )
-    version = result.stdout.strip()
-    ok = result.returncode == 0 and (version.endswith("+cpu") if variant == "cpu" else bool(version))
+    version, _, cuda = result.stdout.strip().partition(" ")
+    ok = result.returncode == 0 and smoke_test_passes(variant, version, cuda)
     if not ok:
         run_command(["docker", "image", "rm", "--force", tag])
         raise SandboxBuildError(

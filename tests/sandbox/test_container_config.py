@@ -118,11 +118,13 @@ def test_every_limit_reaches_the_container(sandbox: Sandbox) -> None:
     assert config["User"] == "0:0"  # only the entrypoint; see the learner's own uid below
     assert config["Labels"][LABEL] == "1"
     env = dict(item.split("=", 1) for item in config["Env"])
-    # The runner adds OMP_NUM_THREADS and how many jobs the container serves
-    # (one: started for this job alone); the rest is the image's fixed ENV.
-    assert set(env) == {"OMP_NUM_THREADS", "DOJO_MAX_JOBS", "PATH", "LANG", "PYTHONDONTWRITEBYTECODE"}, env
+    # The runner adds OMP_NUM_THREADS, DOJO_IMAGE (for the result's machine
+    # facts, never in the learner's environment) and how many jobs the
+    # container serves (one: started for this job alone); the rest is the
+    # image's fixed ENV.
+    assert set(env) == {"OMP_NUM_THREADS", "DOJO_IMAGE", "DOJO_MAX_JOBS", "PATH", "LANG", "PYTHONDONTWRITEBYTECODE"}, env
+    assert env["OMP_NUM_THREADS"] == "1" and env["DOJO_IMAGE"] == config["Image"]
     assert env["DOJO_MAX_JOBS"] == "1"
-    assert env["OMP_NUM_THREADS"] == "1"
     assert not config.get("Cmd") or not any(re.search(r"[0-9a-f]{32}", part) for part in config["Cmd"])
 
     match = re.search(r"^FACTS (.*)$", graded.result.stdout, re.MULTILINE)
@@ -155,7 +157,7 @@ def test_the_defaults_are_the_safe_ones() -> None:
     options = container_options("image", Job(mode="run", source="", tests={}), gpu_enabled=True)
     assert options["network_mode"] == "none" and options["read_only"] is True
     assert options["mem_limit"] == options["memswap_limit"] == "1024m"
-    assert options["environment"] == {"OMP_NUM_THREADS": "1"}
+    assert options["environment"] == {"OMP_NUM_THREADS": "1", "DOJO_IMAGE": "image"}
     assert "device_requests" not in options
 
 

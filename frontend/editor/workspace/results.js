@@ -92,6 +92,13 @@ function renderTimings(timings) {
   timingsBox.hidden = !any;
 }
 
+// Where the result was graded: device, torch, CUDA, Python, image (one line from the server).
+function renderMachine(line) {
+  const box = $("machine");
+  box.textContent = line ? "Graded on " + line : "";
+  box.hidden = !line;
+}
+
 /** Clear the output before a new job. */
 export function clearResults() {
   $("tests").replaceChildren();
@@ -99,6 +106,7 @@ export function clearResults() {
   $("passed-box").hidden = true;
   $("test-summary").hidden = true;
   $("timings").hidden = true;
+  $("machine").hidden = true;
   $("stdout-box").hidden = true;
 }
 
@@ -126,6 +134,7 @@ export function render(state, prefix = "") {
     }
     setStatus(text, state.outcome);
     renderTimings(state.timings || {});
+    renderMachine(state.machine || "");
   }
   const out = [state.stdout, state.stderr].filter(Boolean).join("\n");
   $("stdout-box").hidden = !out;

@@ -98,8 +98,9 @@ class _Session:
                 target = self.target(message.get("target"))
                 value = getattr(target, str(message.get("attr")))
                 if op == "call":
-                    args = decode_value(message.get("args", []), self._from_tag)
-                    kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag)
+                    # Tensors the tests made on the GPU arrive on this process's GPU.
+                    args = decode_value(message.get("args", []), self._from_tag, to_device=True)
+                    kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag, to_device=True)
                     value = value(*args, **kwargs)
                     reply = {"id": call_id, "ok": True, "value": encode_value(value, self._to_handle)}
                 elif op == "getattr":

@@ -48,6 +48,7 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from . import machine
 from .launcher import LauncherClient, fork_launcher
 
 if TYPE_CHECKING:
@@ -389,6 +390,10 @@ def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
         report = {"outcome": "memory_limit", "message": "Your code's results took more memory than the grader allows."}
     except Exception as exc:  # noqa: BLE001 - whatever broke, the host gets a report
         report = {"outcome": "infra_error", "message": f"The grader failed: {type(exc).__name__}: {exc}"[:2000], "error_code": "harness_crashed"}
+    try:
+        report["machine"] = machine.facts()
+    except Exception:  # noqa: BLE001 - a result without its machine is still a result
+        pass
     emitter.emit("report", **report)
     return JOB_REPORTED
 
@@ -404,7 +409,7 @@ def _grade(
     started: float,
 ) -> dict[str, Any]:
     """Run the tests (twice for a Submit), and return the report's fields."""
-    from .plugin import HarnessPlugin, RunState, TestRecord, run_tests
+    from .plugin import HarnessPlugin, RunState, TestRecord, all_passed, run_tests
     from .proxy import Channel, ServerDied
     from .rerun import judge_rerun
 
@@ -475,7 +480,7 @@ def _grade(
         outcome, message = "infra_error", "The tests could not be collected: " + "; ".join(shared.collect_errors)[:2000]
     elif rerun is not None and rerun.outcome is not None:
         outcome, message = rerun.outcome, rerun.message
-    elif all(record.outcome == "passed" for record in tests):
+    elif all_passed(tests):
         outcome = "passed"
     else:
         outcome = "failed"

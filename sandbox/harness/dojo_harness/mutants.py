@@ -49,7 +49,7 @@ import pytest
 
 from .launcher import LauncherClient
 from .main import TEST_DIR, Emitter, OutputTap, oom_kills
-from .plugin import HarnessPlugin, RunState, run_tests
+from .plugin import HarnessPlugin, RunState, all_passed, not_failed, run_tests
 from .proxy import Channel, ChannelBroken, LearnerDied, ServerDied
 
 MAX_MUTANTS = 5000
@@ -168,7 +168,7 @@ class _Batch:
         slowest: dict[str, float] = {}
         for fresh in (True, False):
             state, durations = self.run(reference, fresh=fresh)
-            failing = [f"{r.name} {r.outcome}: {r.message[:300]}" for r in state.tests.values() if r.outcome != "passed"]
+            failing = [f"{r.name} {r.outcome}: {r.message[:300]}" for r in state.tests.values() if not not_failed(r.outcome)]
             if state.timed_out or state.import_error or state.learner_died or not state.tests or failing:
                 reason = state.import_error or str(state.learner_died or "") or "; ".join(failing[:2]) or "no test ran"
                 raise CalibrationFailed(f"the reference itself does not pass here ({'alone' if fresh else 'shared'} run): {reason}"[:1500])
@@ -192,11 +192,11 @@ class _Batch:
         baseline_ooms = oom_kills()
         state, _ = self.run(source, fresh=True)
         alone = True
-        if not self._fatal(state) and not state.collect_errors and state.tests and all(r.outcome == "passed" for r in state.tests.values()):
+        if not self._fatal(state) and not state.collect_errors and all_passed(state.tests.values()):
             state, _ = self.run(source, fresh=False)
             alone = False
         new_ooms = oom_kills() - baseline_ooms
-        failing = [r for r in sorted(state.tests.values(), key=lambda r: r.order) if r.outcome != "passed"]
+        failing = [r for r in sorted(state.tests.values(), key=lambda r: r.order) if not not_failed(r.outcome)]
         cpu_limit = isinstance(state.learner_died, LearnerDied) and state.learner_died.exitcode == CPU_LIMIT_EXIT
         if state.timed_out:
             slow = failing[0].name if failing else ""

@@ -186,24 +186,27 @@ def _encode_tensor(tensor: Any) -> dict[str, Any]:
     }
 
 
-def decode_value(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
+def decode_value(data: Any, on_tag: Callable[[dict[str, Any]], Any], *, to_device: bool = False) -> Any:
     """Decode plain data; ``on_tag`` handles tags other than the value tags.
 
     Malformed data raises ProtocolError, whatever is wrong with it.
+    ``to_device`` (the learner side, decoding the tests' arguments): a tensor
+    the tests made on the GPU arrives on this process's GPU, when it has one.
+    The harness never sets it: what the learner returns is decoded on the CPU.
     """
     try:
-        return _decode(data, on_tag)
+        return _decode(data, on_tag, to_device)
     except ProtocolError:
         raise
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError, MemoryError, RuntimeError) as exc:
         raise ProtocolError(f"malformed value: {type(exc).__name__}") from exc
 
 
-def _decode(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
+def _decode(data: Any, on_tag: Callable[[dict[str, Any]], Any], to_device: bool = False) -> Any:
     if data is None or isinstance(data, bool | int | float | str):
         return data
     if isinstance(data, list):
-        return [_decode(item, on_tag) for item in data]
+        return [_decode(item, on_tag, to_device) for item in data]
     if not isinstance(data, dict):
         raise ProtocolError(f"unexpected JSON value of type {type(data).__name__}")
     tag = data.get("__t")
@@ -213,20 +216,20 @@ def _decode(data: Any, on_tag: Callable[[dict[str, Any]], Any]) -> Any:
         except KeyError as exc:
             raise ProtocolError("bad float") from exc
     if tag == "tuple":
-        return tuple(_decode(item, on_tag) for item in _list(data.get("v")))
+        return tuple(_decode(item, on_tag, to_device) for item in _list(data.get("v")))
     if tag == "dict":
         result: dict[Any, Any] = {}
         for pair in _list(data.get("v")):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise ProtocolError("bad dict item")
-            key = _decode(pair[0], on_tag)
+            key = _decode(pair[0], on_tag, to_device)
             try:
-                result[key] = _decode(pair[1], on_tag)
+                result[key] = _decode(pair[1], on_tag, to_device)
             except TypeError as exc:
                 raise ProtocolError(f"unhashable dict key of type {type(key).__name__}") from exc
         return result
     if tag == "tensor":
-        return _decode_tensor(data)
+        return _decode_tensor(data, to_device)
     if tag == "ndarray":
         return _decode_ndarray(data)
     return on_tag(data)
@@ -247,7 +250,7 @@ def _shape(value: Any) -> list[int]:
     return shape
 
 
-def _decode_tensor(data: dict[str, Any]) -> Any:
+def _decode_tensor(data: dict[str, Any], to_device: bool = False) -> Any:
     import torch
 
     dtype = getattr(torch, str(data.get("dtype")), None)
@@ -265,6 +268,8 @@ def _decode_tensor(data: dict[str, Any]) -> Any:
         tensor = torch.empty(shape, dtype=dtype)
     else:
         tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+    if to_device and data.get("device") == "cuda" and torch.cuda.is_available():
+        tensor = tensor.to("cuda")
     if data.get("requires_grad") and tensor.is_floating_point():
         tensor.requires_grad_(True)
     return tensor
