@@ -4,6 +4,15 @@ Usage (from the repository root)::
 
     .venv/bin/python -m bench.loadtest
 
+By default it is a **capacity search**: learners in steps
+(``LOADTEST_STAGES``, 20, 40, ... 120 learners for a minute each), then 200
+learners for five minutes. Each step (after its first ``LOADTEST_SETTLE_S``
+seconds) is judged on what a learner feels: busy refusals at most 5 % of
+Run/Submit requests and a result wait (send to result) p95 of at most 10 s;
+the report names the most learners that held both (issue 15 asks for at
+least 60 on a 2-core machine). The last, overloaded step must still end
+with no 5xx, nothing lost, and a Retry-After on every refusal.
+
 It starts its own stack on ports that do not clash with ``make run``: Redis
 (own data dir), a Celery worker with beat, and gunicorn serving the platform
 with DEBUG off, on a fresh SQLite database under ``var/loadtest/``. It
@@ -17,9 +26,11 @@ with ``LOADTEST_DATABASE=postgres``).
 Configuration, all from the environment:
 
 =========================== ======= =========================================
-LOADTEST_USERS              200     simulated learners
+LOADTEST_STAGES             search  ``users:seconds`` steps, e.g. ``20:60,60:120``
+LOADTEST_USERS              -       with LOADTEST_DURATION: one step instead
+LOADTEST_DURATION           -       that step's length (e.g. ``30s``, ``5m``)
+LOADTEST_SETTLE_S           20      seconds of each step left out of its figures
 LOADTEST_SPAWN_RATE         10      learners started per second
-LOADTEST_DURATION           5m      Locust's ``-t`` (e.g. ``30s``, ``5m``)
 LOADTEST_DRAIN_S            120     how long to wait for submissions in flight
 LOADTEST_WEB_PORT           8100    gunicorn, on 127.0.0.1
 LOADTEST_REDIS_PORT         6395    Redis, on 127.0.0.1
@@ -69,6 +80,12 @@ LOCUSTFILE = REPO_ROOT / "bench" / "locustfile.py"
 
 # Locust runs for its duration, then this long at most to stop its users.
 LOCUST_GRACE_S = 120.0
+# The capacity search: steps of learners, a minute each, then the overload step.
+DEFAULT_STAGES = "20:60,40:60,60:60,80:60,100:60,120:60,200:300"
+# What a learner accepts, in a step that "serves" its learners (issue 15).
+MAX_BUSY_SHARE = 0.05
+MAX_WAIT_P95_S = 10.0
+TARGET_CAPACITY = 60
 
 
 def _log(message: str) -> None:
@@ -106,11 +123,28 @@ def _duration_s(text: str) -> float:
     return total
 
 
+def parse_stages(text: str) -> list[tuple[int, int]]:
+    """``"20:60,40:60"`` -> [(20, 60), (40, 60)]: learners and seconds per step."""
+    stages = []
+    for part in text.split(","):
+        users, _, seconds = part.strip().partition(":")
+        try:
+            stage = (int(users), int(_duration_s(seconds)))
+        except ValueError:
+            raise SystemExit(f"LOADTEST_STAGES={text!r}: each step is learners:seconds, e.g. 20:60") from None
+        if stage[0] <= 0:
+            raise SystemExit(f"LOADTEST_STAGES={text!r}: learners must be positive")
+        stages.append(stage)
+    return stages
+
+
 @dataclass(frozen=True)
 class Config:
     users: int
     spawn_rate: int
     duration: str
+    stages: tuple[tuple[int, int], ...]
+    settle_s: int
     drain_s: int
     web_port: int
     redis_port: int
@@ -121,15 +155,22 @@ class Config:
 
     @classmethod
     def from_env(cls) -> Config:
-        duration = os.environ.get("LOADTEST_DURATION", "5m")
-        _duration_s(duration)
+        if os.environ.get("LOADTEST_STAGES"):
+            stages = parse_stages(os.environ["LOADTEST_STAGES"])
+        elif os.environ.get("LOADTEST_USERS") or os.environ.get("LOADTEST_DURATION"):
+            stages = [(_env_int("LOADTEST_USERS", 200), int(_duration_s(os.environ.get("LOADTEST_DURATION", "5m"))))]
+        else:
+            stages = parse_stages(DEFAULT_STAGES)
+        duration = f"{sum(seconds for _, seconds in stages)}s"
         database = os.environ.get("LOADTEST_DATABASE", "") or "sqlite"
         if database not in ("sqlite", "postgres"):
             raise SystemExit(f"LOADTEST_DATABASE={database!r} must be sqlite or postgres")
         return cls(
-            users=_env_int("LOADTEST_USERS", 200),
+            users=max(users for users, _ in stages),
             spawn_rate=_env_int("LOADTEST_SPAWN_RATE", 10),
             duration=duration,
+            stages=tuple(stages),
+            settle_s=_env_int("LOADTEST_SETTLE_S", 20),
             drain_s=_env_int("LOADTEST_DRAIN_S", 120),
             web_port=_env_int("LOADTEST_WEB_PORT", 8100),
             redis_port=_env_int("LOADTEST_REDIS_PORT", 6395),
@@ -160,13 +201,17 @@ class Config:
 def _run_locust(config: Config, env: dict[str, str]) -> int:
     locust_env = dict(env)
     locust_env.update(
-        {"LOADTEST_COUNTS_PATH": str(WORK_DIR / "learner-counts.json"), "LOADTEST_USER_PREFIX": USER_PREFIX, "LOADTEST_PASSWORD": PASSWORD}
-    )
+        {
+            "LOADTEST_COUNTS_PATH": str(WORK_DIR / "learner-counts.json"), "LOADTEST_USER_PREFIX": USER_PREFIX, "LOADTEST_PASSWORD": PASSWORD,
+            "LOADTEST_STAGES": ",".join(f"{users}:{seconds}" for users, seconds in config.stages), "LOADTEST_SPAWN_RATE": str(config.spawn_rate),
+        }
+    )  # fmt: skip
     argv = [
         str(VENV_BIN / "locust"), "-f", str(LOCUSTFILE), "--headless", "-u", str(config.users), "-r", str(config.spawn_rate),
         "-t", config.duration, "--host", config.host, "--csv", str(WORK_DIR / "locust"), "--only-summary", "--loglevel", "WARNING",
     ]  # fmt: skip
-    _log(f"locust: {config.users} learners, spawn rate {config.spawn_rate}/s, for {config.duration} against {config.host}")
+    steps = ", ".join(f"{users} for {seconds} s" for users, seconds in config.stages)
+    _log(f"locust: learners in steps ({steps}), spawn rate {config.spawn_rate}/s, against {config.host}")
     with (LOG_DIR / "locust.log").open("ab") as log_file:
         proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=locust_env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -305,8 +350,65 @@ def _load_average() -> list[float]:
         return []
 
 
+def stage_figures(config: Config, learners: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each step's refusals and result waits, from the learners' own timelines.
+
+    A step is judged on the Run/Submit requests sent after its first
+    ``settle_s`` seconds (the new learners log in and the queue settles)
+    and on the results of the jobs sent then.
+    """
+    origin = float(learners.get("shape_started_at") or 0.0)
+    sends = [(float(t), str(answer)) for t, answer, _ in learners.get("sends", [])]
+    results = [(float(t), float(waited)) for t, waited in learners.get("results", [])]
+    figures = []
+    start = origin
+    for users, seconds in config.stages:
+        begin, end = start + min(config.settle_s, seconds // 2), start + seconds
+        start = end
+        answers = [answer for t, answer in sends if begin <= t < end]
+        waits = [waited for t, waited in results if begin <= t < end]
+        busy = sum(1 for answer in answers if answer == "busy")
+        busy_share = busy / len(answers) if answers else None
+        wait_p95 = _percentile(waits, 0.95)
+        serves = bool(answers) and bool(waits) and busy_share is not None and busy_share <= MAX_BUSY_SHARE and wait_p95 is not None and wait_p95 <= MAX_WAIT_P95_S
+        figures.append({
+            "learners": users, "seconds": seconds, "requests": len(answers), "busy": busy,
+            "busy_share": round(busy_share, 3) if busy_share is not None else None, "results": len(waits),
+            "jobs_per_min": round(len(waits) / max(1.0, end - begin) * 60, 1),
+            "result_wait_p50_s": _percentile(waits, 0.5), "result_wait_p95_s": wait_p95, "serves": serves,
+        })  # fmt: skip
+    return figures
+
+
+def capacity_found(stages: list[dict[str, Any]]) -> int:
+    """The most learners of a step that served them, every smaller step having served its own too."""
+    found = 0
+    for stage in sorted(stages, key=lambda item: item["learners"]):
+        if not stage["serves"]:
+            break
+        found = stage["learners"]
+    return found
+
+
+def refusal_figures(learners: dict[str, Any]) -> dict[str, Any]:
+    """Refusals as learners saw them: did each carry a Retry-After, and did waiting it work?"""
+    refusals = [(answer, header) for _, answer, header in learners.get("sends", []) if answer in ("busy", "throttled")]
+    retries: dict[str, int] = learners.get("retries", {})
+    tried = retries.get("accepted", 0) + retries.get("refused", 0)
+    return {
+        "refusals": len(refusals),
+        "without_retry_after": sum(1 for _, header in refusals if header is None or header < 1),
+        "retry_after_max_s": max((header for _, header in refusals if header is not None), default=None),
+        "retries_after_waiting": tried,
+        "retries_accepted_share": round(retries.get("accepted", 0) / tried, 3) if tried else None,
+    }
+
+
 def build_report(config: Config, image: str, started: float, drained_s: float, load_before: list[float], load_after: list[float]) -> dict[str, Any]:
     learners = _learner_counts()
+    stages = stage_figures(config, learners)
+    capacity = capacity_found(stages)
+    refusals = refusal_figures(learners)
     counts: dict[str, int] = learners.get("counts", {})
     status_codes: dict[str, int] = learners.get("status_codes", {})
     locust = locust_figures()
@@ -331,12 +433,19 @@ def build_report(config: Config, image: str, started: float, drained_s: float, l
         "submissions were sent and graded": submissions["sent"] > 0 and submissions["graded"] > 0,
         "no infra_error": submissions["infra_error"] == 0,
         "nothing left pending": submissions["pending"] == 0,
+        "every refusal carried a Retry-After": refusals["without_retry_after"] == 0,
     }
+    if len(config.stages) > 1:
+        verdicts[f"serves at least {TARGET_CAPACITY} learners (busy <= {MAX_BUSY_SHARE:.0%}, result wait p95 <= {MAX_WAIT_P95_S:g} s): {capacity}"] = (
+            capacity >= TARGET_CAPACITY
+        )
     return {
         "config": {
             "users": config.users,
             "spawn_rate": config.spawn_rate,
             "duration": config.duration,
+            "stages": [list(stage) for stage in config.stages],
+            "settle_s": config.settle_s,
             "web": f"gunicorn gthread {config.web_workers}x{config.web_threads} on {config.host}",
             "worker_concurrency": config.worker_concurrency,
             "database": os.environ.get("DATABASE_URL", "").split("://", 1)[0] or "sqlite",
@@ -357,6 +466,8 @@ def build_report(config: Config, image: str, started: float, drained_s: float, l
         },
         "errors": {"failed_requests": errors, "http_5xx": five_xx, "by_status": dict(sorted(statuses.items()))},
         "submissions": {**submissions, "refused": refused, "drain_wait_s": drained_s},
+        "capacity": {"learners_served": capacity, "target": TARGET_CAPACITY, "max_busy_share": MAX_BUSY_SHARE, "max_wait_p95_s": MAX_WAIT_P95_S, "stages": stages},
+        "refusals": refusals,
         "learners": {
             "logged_in": counts.get("logged_in", 0),
             "login_failed": counts.get("login_failed", 0),
@@ -383,7 +494,7 @@ def _ms(value: Any) -> str:
 def print_report(report: dict[str, Any]) -> None:
     config, latency, subs = report["config"], report["latency"], report["submissions"]
     print()
-    print(f"Load test: {config['users']} learners for {config['duration']} ({config['web']}; {config['worker_concurrency']} grader slots)")
+    print(f"Load test: up to {config['users']} learners for {config['duration']} in steps {config['stages']} ({config['web']}; {config['worker_concurrency']} grader slots)")
     if config["overrides"] or config["sse_share"]:
         print(f"  settings overridden: {config['overrides']}; learners on the live-update stream: {config['sse_share']:.0%}")
     print(f"  load average before {report['load_average']['before']}, after {report['load_average']['after']} on {config['cpus']} CPUs")
@@ -422,9 +533,21 @@ def print_report(report: dict[str, Any]) -> None:
     print(f"  queue wait s: {subs['queue_wait_s']}; grading s: {subs['grading_s']}")
     learners = report["learners"]
     print(f"  learners: waited for a result {learners['result_wait_s']}; gave up waiting: {learners['gave_up_waiting']}")
+    capacity = report["capacity"]
+    print(f"\n  capacity search (each step judged after its first {config['settle_s']} s):")
+    print(f"  {'learners':>8} {'requests':>8} {'busy':>6} {'busy %':>7} {'results':>7} {'jobs/min':>8} {'wait p50':>8} {'wait p95':>8}  serves")
+    for stage in capacity["stages"]:
+        share = "-" if stage["busy_share"] is None else f"{stage['busy_share']:.1%}"
+        p50, p95 = (("-" if stage[key] is None else f"{stage[key]:.1f}") for key in ("result_wait_p50_s", "result_wait_p95_s"))
+        print(f"  {stage['learners']:>8} {stage['requests']:>8} {stage['busy']:>6} {share:>7} {stage['results']:>7} {stage['jobs_per_min']:>8} "
+              f"{p50:>8} {p95:>8}  {'yes' if stage['serves'] else 'no'}")
+    print(f"  learners served: {capacity['learners_served']} (target {capacity['target']})")
+    refusals = report["refusals"]
+    print(f"  refusals: {refusals['refusals']}, without Retry-After: {refusals['without_retry_after']}, longest Retry-After {refusals['retry_after_max_s']} s; "
+          f"sent again after waiting it: {refusals['retries_after_waiting']}, accepted then: {refusals['retries_accepted_share']}")
     print()
     for name, ok in report["verdicts"].items():
-        print(f"  [{'ok' if ok else 'FAIL'}] {name}")
+        print(f"  [{'PASS' if ok else 'FAIL'}] {name}")
     results_path = results_path_for(report)
     print(f"\n  {report['result']}   (report: {results_path.relative_to(REPO_ROOT)}, logs: {LOG_DIR.relative_to(REPO_ROOT)}/)")
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from locust import between, events, task
+from locust import LoadTestShape, between, events, task
 from locust.contrib.fasthttp import FastHttpUser, ResponseContextManager
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +70,15 @@ COUNTS: Counter[str] = Counter()
 STATUS_CODES: Counter[str] = Counter()  # "<name> <status>" -> n, every response
 OUTCOMES: Counter[str] = Counter()  # "<kind>/<code kind>/<outcome>" -> n, graded results seen by learners
 WAITS_S: list[float] = []  # send -> done, seconds, graded results seen by learners
+# Timelines for the capacity search (bench/loadtest.py cuts them into stages):
+# every Run/Submit POST as (time, answer, Retry-After header or None), and
+# every result as (time sent, seconds waited).
+SENDS: list[tuple[float, str, float | None]] = []
+RESULTS: list[tuple[float, float]] = []
+# After a refusal, was the learner's next send, made after waiting the
+# Retry-After it was given, accepted? ("accepted" / "refused").
+RETRIES: Counter[str] = Counter()
+SHAPE_STARTED_AT = {"t": 0.0}
 # Locust's CSV has percentiles per request name only; these group them.
 LATENCY_GROUPS = {
     "pages": ("catalog", "module page", "workspace", "login page"),
@@ -103,6 +112,7 @@ class Learner(FastHttpUser):
         self.version = 0
         self.logged_in = False
         self.uses_sse = random.random() < SSE_SHARE
+        self.retrying = False
         self._log_in()
         if self.logged_in:
             self._page("/", "catalog")
@@ -183,6 +193,17 @@ class Learner(FastHttpUser):
             self._record(response, name)
             status = response.status_code
             data = _json(response)
+            header = response.headers.get("Retry-After") if status in (429, 503) else None
+            try:
+                retry_header = float(header) if header is not None else None
+            except ValueError:
+                retry_header = None
+            answer = {202: "accepted", 409: "in_flight", 429: "throttled", 503: "busy"}.get(status, f"http_{status}")
+            with _counts_lock:
+                SENDS.append((time.time(), answer, retry_header))
+                if self.retrying and status in (202, 503, 429):
+                    RETRIES["accepted" if status == 202 else "refused"] += 1
+            self.retrying = status in (429, 503)
             if status == 202 and "state_url" in data:
                 response.success()
                 _count(COUNTS, f"{kind}_accepted")
@@ -240,6 +261,7 @@ class Learner(FastHttpUser):
         _count(COUNTS, f"{kind}_done")
         with _counts_lock:
             WAITS_S.append(waited)
+            RESULTS.append((time.time() - waited, waited))
         return True
 
     def _listen(self, events_url: str, state_url: str, kind: str, code_kind: str, sent_at: float, deadline: float) -> bool:
@@ -324,9 +346,41 @@ def _write_counts(**_kwargs: Any) -> None:
                 if group != "log in"
             },
             "latency_by_minute_ms": _by_minute(),
+            "sends": SENDS,
+            "results": RESULTS,
+            "retries": dict(RETRIES),
+            "shape_started_at": SHAPE_STARTED_AT["t"],
         }
     Path(COUNTS_PATH).write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
 
 
 events.request.add_listener(_record_latency)  # type: ignore[no-untyped-call]
 events.quitting.add_listener(_write_counts)  # type: ignore[no-untyped-call]
+
+
+def _stages() -> list[tuple[int, float]]:
+    """``LOADTEST_STAGES`` ("20:60,40:60,...": learners, seconds), set by bench/loadtest.py."""
+    stages = []
+    for part in os.environ.get("LOADTEST_STAGES", "").split(","):
+        if part.strip():
+            users, seconds = part.split(":")
+            stages.append((int(users), float(seconds)))
+    return stages
+
+
+class Stages(LoadTestShape):
+    """Steps of learners, each held for its time: the capacity search of ``make loadtest``."""
+
+    stages = _stages()
+    spawn_rate = float(os.environ.get("LOADTEST_SPAWN_RATE", "10"))
+
+    def tick(self) -> tuple[int, float] | None:
+        if not SHAPE_STARTED_AT["t"]:
+            SHAPE_STARTED_AT["t"] = time.time()
+        elapsed = self.get_run_time()  # type: ignore[no-untyped-call]
+        end = 0.0
+        for users, seconds in self.stages:
+            end += seconds
+            if elapsed < end:
+                return users, self.spawn_rate
+        return None

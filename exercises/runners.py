@@ -16,7 +16,7 @@ from sandbox.image.tag import image_tag
 from sandbox.jobs import Limits
 from sandbox.runner import SandboxRunner
 
-_runners: dict[tuple[int, str, bool, int, str, str], SandboxRunner] = {}
+_runners: dict[tuple[int, str, bool, int, str, str, int], SandboxRunner] = {}
 
 
 def image_variant() -> str:
@@ -57,15 +57,16 @@ def default_runner() -> SandboxRunner:
     """This process's runner, with its pool of pre-started containers.
 
     One per process (and per configuration): Celery's prefork children each
-    keep SANDBOX_POOL_SIZE warm containers, refilled after each job. On a
-    GPU worker each child is one slot and owns one GPU (``gpu_device_for_slot``). The
+    keep SANDBOX_POOL_SIZE warm containers, each serving up to
+    SANDBOX_REUSE_JOBS jobs before it is replaced. On a GPU worker each
+    child is one slot and owns one GPU (``gpu_device_for_slot``). The
     image is never built here: a missing image is a failed system check at
     start-up (``grader.checks``) and an ``image_missing`` result per job.
     """
     image = sandbox_image()
     gpu = bool(settings.SANDBOX_GPU_ENABLED)
     device = gpu_device_for_slot(slot_index()) if gpu else ""
-    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device)
+    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device, settings.SANDBOX_REUSE_JOBS)
     runner = _runners.get(key)
     if runner is None:
         runner = SandboxRunner(
@@ -78,6 +79,7 @@ def default_runner() -> SandboxRunner:
             pool_limits=Limits(gpu=gpu),
             pool_owner=f"{socket.gethostname()}:{os.getpid()}",
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
+            reuse_jobs=settings.SANDBOX_REUSE_JOBS,
         )
         _runners[key] = runner
     return runner

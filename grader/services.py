@@ -30,6 +30,7 @@ from sandbox.interface import Runner
 from sandbox.jobs import CaseResult, Job, JobResult
 
 from . import events, hooks, lifecycle, messages, results
+from .capacity import measure_capacity
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
 from .exceptions import (
     GraderBusy,
@@ -82,28 +83,37 @@ def _check_rate(user: Any) -> None:
 
 
 def _check_queue_room() -> None:
+    """Refuse a job when the queue holds what the slots grade within GRADER_MAX_WAIT_S.
+
+    Both the bound and the Retry-After come from the measured grading rate
+    (``grader.capacity``): Retry-After is the time the slots need to grade
+    what is queued now, after which a job sent again waits no longer than
+    the accepted wait.
+    """
     # Run and Submit share the worker slots, so the wait depends on both.
     # NOTE: count-then-insert may overshoot by the requests in flight; the
     # bound is about waiting times, not an exact capacity.
     waiting = Submission.objects.filter(status=Status.QUEUED).count()
-    if waiting >= settings.GRADER_MAX_QUEUED:
-        wait = max(5, math.ceil(waiting * settings.GRADER_SECONDS_PER_JOB_ESTIMATE / max(1, settings.GRADER_WORKER_SLOTS)))
+    capacity = measure_capacity()
+    if waiting >= capacity.queue_bound():
+        wait = capacity.seconds_to_grade(waiting)
         raise GraderBusy(messages.BUSY.format(seconds=wait), wait)
 
 
 def _check_jobs_in_flight(user: Any) -> None:
     """A learner has at most GRADER_MAX_JOBS_IN_FLIGHT jobs queued or running, across all rungs.
 
-    Retry-After is when the learner's oldest job should be done: its
-    remaining share of a job's time if running, else the jobs ahead of it
-    in the queue over the worker slots, plus its own.
+    Retry-After is when the learner's oldest job should be done, at the
+    measured time per job: its remaining share of a job's time if running,
+    else the jobs ahead of it in the queue over the worker slots, plus its own.
     """
     limit = settings.GRADER_MAX_JOBS_IN_FLIGHT
     mine = Submission.objects.filter(user=user, status__in=[Status.QUEUED, Status.RUNNING])
     count = mine.count()
     if count < limit:
         return
-    per_job = settings.GRADER_SECONDS_PER_JOB_ESTIMATE
+    capacity = measure_capacity()
+    per_job = capacity.seconds_per_job
     now = timezone.now()
     started = mine.filter(status=Status.RUNNING).aggregate(first=Min("started_at"))["first"]
     if started is not None:
@@ -111,7 +121,7 @@ def _check_jobs_in_flight(user: Any) -> None:
     else:
         oldest = mine.aggregate(first=Min("enqueued_at"))["first"]
         ahead = Submission.objects.filter(status=Status.QUEUED, enqueued_at__lt=oldest).count() if oldest else 0
-        wait = (ahead / max(1, settings.GRADER_WORKER_SLOTS) + 1) * per_job
+        wait = (ahead / capacity.slots + 1) * per_job
     seconds = max(1, math.ceil(wait))
     raise TooManyJobsInFlight(messages.TOO_MANY_IN_FLIGHT.format(count=count, limit=limit, seconds=seconds), seconds)
 

@@ -51,7 +51,8 @@ def container_options(
         "detach": False,
         "network_mode": "none",
         # The entrypoint starts as root only to hand each process its uid; it
-        # then drops to uid 1001 and the learner runs as 1002.
+        # then drops to uid 1001 and the learner runs as 1000 + 2n (the
+        # container's n-th job: 1002 first).
         "user": "0:0",
         "read_only": True,
         "tmpfs": {

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -161,10 +160,7 @@ def _grade_in_one_container(
             "show_output": False,
             "isolate": True,
         }).encode()
-        raw = launched.stdin
-        raw.sendall(payload)
-        raw.shutdown(socket.SHUT_WR)
-        raw.close()
+        launched.send_job(payload)
         # Each mutant may take two runs of the tests; every verdict moves the deadline.
         budget = 2 * batch.time_s + runner.grace_s
         watchdog = _Watchdog(launched.container, runner.startup_s)
@@ -179,7 +175,7 @@ def _grade_in_one_container(
                 watchdog.restart(next_budget())
 
         try:
-            report, harness_started_s = runner._read_events(launched.container, nonce, on_event, started, lambda: watchdog.restart(next_budget()))
+            report, harness_started_s = runner._read_events(launched, nonce, on_event, started, lambda: watchdog.restart(next_budget()))
         finally:
             watchdog.cancel()
         if report is not None and report.get("outcome") == "infra_error":

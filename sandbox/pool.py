@@ -1,16 +1,21 @@
-"""Pre-started sandbox containers, each used for exactly one job.
+"""Pre-started sandbox containers, each serving a few jobs one after another.
 
-A fresh container per job is the isolation we promise; what makes it slow
-is starting one and importing torch and pytest in it (seconds on two
-cores). The harness does all of that before it reads the job from stdin, so
-a container started ahead of time is just as isolated and seconds warmer.
+What makes a container slow is starting it and importing torch and pytest
+in it (seconds of CPU on two cores). Its harness does all of that before it
+reads a job, so a container started ahead of time is seconds warmer; and a
+container whose harness has removed, and checked the removal of, everything
+its last job left (``dojo_harness.recycle``) serves the next job as warm as
+the first. docs/security.md argues why two learners' jobs stay isolated.
 
 The pool keeps ``size`` such containers for one configuration of limits
-(the default one: most rungs use it). A job whose limits differ, or one that
-finds the pool empty, starts a container cold. A taken container is never
-returned: after its job it is removed and the pool starts another, after
-the job, so refilling never competes with the job it replaces. A container
-that died (Docker restarted) is noticed on take and replaced.
+(the default one: most rungs use it), counting those lent to a job. A lent
+container comes back only when its job ended normally (``reusable``), it
+has served fewer than ``max_jobs`` jobs, and its harness said it is clean
+(``@@DOJO-READY``); otherwise it is removed and the pool starts another in
+the background, so a worker never waits for a refill it did not need. A job
+whose limits differ, or one that finds the pool empty with nothing warming,
+starts a container cold. A container that died (Docker restarted) is
+noticed on take and replaced.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import docker
@@ -34,19 +39,83 @@ log = logging.getLogger(__name__)
 POOL_LABEL = "llm-dojo.pool"
 
 
+# A line the job master prints once a job's leftovers are gone and checked.
+READY_PREFIX = b"@@DOJO-READY "
+# Docker's attach stream (no TTY) multiplexes frames: 1 byte stream, 3 zero, 4 bytes size.
+_FRAME_HEADER = 8
+
+
 @dataclass
 class Launched:
-    """A started sandbox container waiting for its job on an attached stdin."""
+    """A started sandbox container with its attached stdin and stdout.
+
+    Jobs go in on stdin, framed (``<length>\\n<json>``); the harness's
+    events come back as lines on stdout. ``jobs`` counts the jobs sent.
+    """
 
     container: Any
-    stdin: socket.socket
+    sock: socket.socket
     launch_s: float
     started_at: float
+    max_jobs: int = 1
     warm: bool = False
+    jobs: int = 0
+    _pending: bytearray = field(default_factory=bytearray)
+    _lines: bytearray = field(default_factory=bytearray)
+
+    @property
+    def stdin(self) -> socket.socket:
+        return self.sock
+
+    def send_job(self, payload: bytes) -> None:
+        self.jobs += 1
+        self.sock.sendall(str(len(payload)).encode() + b"\n" + payload)
+
+    def _stdout_chunks(self) -> Iterator[bytes]:
+        """Stdout bytes from the multiplexed attach stream, until it ends."""
+        while True:
+            while len(self._pending) >= _FRAME_HEADER:
+                stream = self._pending[0]
+                size = int.from_bytes(self._pending[4:8], "big")
+                if len(self._pending) < _FRAME_HEADER + size:
+                    break
+                data = bytes(self._pending[_FRAME_HEADER : _FRAME_HEADER + size])
+                del self._pending[: _FRAME_HEADER + size]
+                if stream == 1 and data:
+                    yield data
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return
+            self._pending += chunk
+
+    def lines(self, max_line: int) -> Iterator[bytes]:
+        """Complete stdout lines (without the newline); a longer line is dropped."""
+        for chunk in self._stdout_chunks():
+            self._lines += chunk
+            *complete, rest = bytes(self._lines).split(b"\n")
+            self._lines = bytearray(rest if len(rest) <= max_line else b"")
+            yield from complete
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Whether the harness said it is clean after job ``jobs`` within ``timeout_s``."""
+        expected = READY_PREFIX + str(self.jobs).encode()
+        self.sock.settimeout(timeout_s)
+        try:
+            for line in self.lines(4096):
+                if line == expected:
+                    return True
+        except OSError:
+            return False
+        finally:
+            try:
+                self.sock.settimeout(None)
+            except OSError:
+                pass
+        return False
 
     def discard(self) -> None:
         try:
-            self.stdin.close()
+            self.sock.close()
         except OSError:
             pass
         try:
@@ -55,20 +124,21 @@ class Launched:
             pass
 
 
-def launch(client: docker.DockerClient, options: dict[str, Any]) -> Launched:
-    """Create, attach stdin to and start one container (the harness then warms up)."""
+def launch(client: docker.DockerClient, options: dict[str, Any], max_jobs: int = 1) -> Launched:
+    """Create, attach stdin and stdout to, and start one container (the harness then warms up)."""
     started = time.monotonic()
-    container = client.containers.create(**options)
+    environment = dict(options.get("environment") or {})
+    environment["DOJO_MAX_JOBS"] = str(max_jobs)
+    container = client.containers.create(**{**options, "environment": environment})
     try:
-        attached = container.attach_socket(params={"stdin": 1, "stream": 1})
+        attached = container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
         container.start()
     except BaseException:
         container.remove(force=True)
         raise
-    # docker-py's unix-socket attach wraps the raw socket; we need it to
-    # half-close stdin (EOF for the harness) after the job.
+    # docker-py's unix-socket attach wraps the raw socket; we read and write it directly.
     raw: socket.socket = attached._sock  # type: ignore[union-attr]
-    return Launched(container=container, stdin=raw, launch_s=time.monotonic() - started, started_at=time.monotonic())
+    return Launched(container=container, sock=raw, launch_s=time.monotonic() - started, started_at=time.monotonic(), max_jobs=max_jobs)
 
 
 def limits_key(limits: Limits) -> tuple[Any, ...]:
@@ -77,7 +147,12 @@ def limits_key(limits: Limits) -> tuple[Any, ...]:
 
 
 class ContainerPool:
-    """Keeps ``size`` warm containers for one set of limits, in a background thread."""
+    """Keeps ``size`` warm containers for one set of limits, lent ones included.
+
+    A background thread starts containers; ``take`` lends one, waiting for a
+    warming one rather than making the caller start its own; ``give_back``
+    returns it for its next job, or removes it and lets the thread replace it.
+    """
 
     def __init__(
         self,
@@ -85,20 +160,26 @@ class ContainerPool:
         limits: Limits,
         size: int,
         *,
+        max_jobs: int = 1,
         client_factory: Callable[[], docker.DockerClient] = lambda: docker.from_env(timeout=60),
         max_idle_s: float = 600.0,
         owner: str = "",
+        take_wait_s: float = 30.0,
     ) -> None:
         self.limits = limits
         self.key = limits_key(limits)
         self.size = size
+        self.max_jobs = max(1, max_jobs)
         self.max_idle_s = max_idle_s
+        self.take_wait_s = take_wait_s
         self._template = Job(mode="run", source="", tests={}, limits=limits)
         self._options_for = options_for
         self._client_factory = client_factory
         self._owner = owner
         self._ready: deque[Launched] = deque()
-        self._lock = threading.Lock()
+        self._lent = 0
+        self._warming = 0
+        self._lock = threading.Condition()
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -115,6 +196,8 @@ class ContainerPool:
     def close(self) -> None:
         self._stopped.set()
         self._wake.set()
+        with self._lock:
+            self._lock.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=30)
         with self._lock:
@@ -123,7 +206,7 @@ class ContainerPool:
             launched.discard()
 
     def refill_soon(self) -> None:
-        """Ask for a refill (the runner calls this when a job has finished)."""
+        """Ask the background thread to top the pool up."""
         self._wake.set()
 
     @property
@@ -131,21 +214,57 @@ class ContainerPool:
         with self._lock:
             return len(self._ready)
 
+    def holds(self, container_id: str) -> bool:
+        """Whether a container waits in the pool for its next job."""
+        return self.jobs_served(container_id) is not None
+
+    def jobs_served(self, container_id: str) -> int | None:
+        """How many jobs a container waiting in the pool has served (None: not waiting here)."""
+        with self._lock:
+            return next((item.jobs for item in self._ready if item.container.id == container_id), None)
+
     # --- use ---------------------------------------------------------------
 
     def take(self, limits: Limits) -> Launched | None:
-        """A warm container for a job with ``limits``, or None (start one cold)."""
-        if limits_key(limits) != self.key:
+        """A warm container for a job with ``limits``, or None (start one cold).
+
+        With none ready but one warming, or about to be started because the
+        pool is short, waits for it (up to ``take_wait_s``): it is further
+        along than a cold start would be. With every container lent, it
+        does not wait.
+        """
+        if limits_key(limits) != self.key or self.size <= 0:
             return None
+        deadline = time.monotonic() + self.take_wait_s
         while True:
             with self._lock:
+                while not self._ready and (self._warming or self._lent < self.size) and not self._stopped.is_set():
+                    self._wake.set()  # the refill thread tops the pool up now, not at its next round
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._lock.wait(min(left, 0.5))
                 if not self._ready:
                     return None
                 launched = self._ready.popleft()
+                self._lent += 1
             if self._alive(launched):
                 launched.warm = True
                 return launched
-            launched.discard()
+            self.give_back(launched, reusable=False)
+
+    def give_back(self, launched: Launched, *, reusable: bool) -> None:
+        """End a loan: keep the container for another job, or remove it and refill."""
+        keep = reusable and launched.jobs < launched.max_jobs and not self._stopped.is_set()
+        with self._lock:
+            self._lent = max(0, self._lent - 1)
+            if keep and len(self._ready) + self._lent < self.size:
+                launched.started_at = time.monotonic()
+                self._ready.append(launched)
+                self._lock.notify_all()
+                return
+        launched.discard()
+        self._wake.set()
 
     def _alive(self, launched: Launched) -> bool:
         if time.monotonic() - launched.started_at > self.max_idle_s:
@@ -165,6 +284,10 @@ class ContainerPool:
         options["labels"] = labels
         return options
 
+    def _short(self) -> bool:
+        with self._lock:
+            return len(self._ready) + self._lent + self._warming < self.size
+
     def _refill_forever(self) -> None:
         backoff = 1.0
         client: docker.DockerClient | None = None
@@ -172,20 +295,27 @@ class ContainerPool:
             self._wake.wait(timeout=30)
             self._wake.clear()
             self._drop_stale()
-            while not self._stopped.is_set() and self.ready < self.size:
+            while not self._stopped.is_set() and self._short():
+                with self._lock:
+                    self._warming += 1
                 try:
                     client = client or self._client_factory()
-                    launched = launch(client, self._options())
+                    launched = launch(client, self._options(), self.max_jobs)
                 except docker.errors.DockerException as exc:
                     # Docker down or restarting: keep trying, more slowly.
                     log.warning("sandbox pool could not start a container: %s", exc)
                     client = None
+                    with self._lock:
+                        self._warming -= 1
+                        self._lock.notify_all()
                     self._stopped.wait(backoff)
                     backoff = min(backoff * 2, 30.0)
                     continue
                 backoff = 1.0
                 with self._lock:
+                    self._warming -= 1
                     self._ready.append(launched)
+                    self._lock.notify_all()
 
     def _drop_stale(self) -> None:
         with self._lock:

@@ -1,9 +1,10 @@
-"""Run one job in a fresh, locked-down container and read back its report.
+"""Run one job in a locked-down container and read back its report.
 
 The runner never trusts the container: the job goes in on stdin (no host
-mount), the report comes back through the Docker API as log lines that must
-carry this job's nonce, every size is capped, and the wall clock is enforced
-from here by killing the container.
+mount), the report comes back on the container's attached stdout as lines
+that must carry this job's nonce, every size is capped, and the wall clock
+is enforced from here by killing the container. A pooled container serves
+up to ``reuse_jobs`` jobs (see ``sandbox.pool``); any other ends with its job.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +37,15 @@ STARTUP_S = 25.0
 # holding the job, for the report, before the runner kills the container.
 GRACE_S = 15.0
 MAX_LOG_BYTES = 8 * 1024 * 1024
+
+# Seconds a container's harness has, after a report, to say it removed the
+# job's leftovers (``@@DOJO-READY``); silence throws the container away.
+READY_WAIT_S = 10.0
+# Outcomes after which a container may serve another job: the job ended as
+# a learner's job normally does. Anything else (a timeout, the memory or
+# output limit, a killed process, our own failure) is an anomaly, and the
+# container goes with its job.
+REUSABLE_OUTCOMES = ("passed", "failed")
 
 # Events passed to ``on_event``: ("container", {"id"}) once the container
 # exists, ("running", {}) once the harness has the job, ("test", {...}) per test.
@@ -79,12 +88,19 @@ class _Watchdog:
 
 
 class SandboxRunner:
-    """Runs jobs, each in its own container: a pre-started one from ``pool``
-    when it has one with the job's limits, else one started now.
+    """Runs jobs in containers: a pre-started one from ``pool`` when it has
+    one with the job's limits, else one started now for this job alone.
 
-    ``cleanup_in_background`` removes a finished job's container after
-    ``run`` has returned (saving its teardown from the learner's wait);
-    tests that check nothing survives a job keep it off.
+    A pooled container serves up to ``reuse_jobs`` jobs, one at a time, each
+    under a fresh learner uid, and only after its harness has removed and
+    checked the removal of everything the last one left. Under gVisor
+    (``runtime="runsc"``) every container serves one job: there the
+    runtime's own seccomp filter replaces ours and lets learner code create
+    SysV and POSIX IPC objects that nothing inside can list.
+
+    ``cleanup_in_background`` returns or removes a finished job's container
+    after ``run`` has returned (saving that from the learner's wait); tests
+    that check what survives a job keep it off.
     """
 
     def __init__(
@@ -101,6 +117,7 @@ class SandboxRunner:
         pool_limits: Limits | None = None,
         pool_owner: str = "",
         cleanup_in_background: bool = False,
+        reuse_jobs: int = 1,
     ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
@@ -111,11 +128,13 @@ class SandboxRunner:
         self.startup_s = startup_s
         self.grace_s = grace_s
         self.cleanup_in_background = cleanup_in_background
+        self.reuse_jobs = 1 if runtime == "runsc" else max(1, reuse_jobs)
         self.pool: ContainerPool | None = None
         if pool_size > 0:
             self.pool = ContainerPool(
-                self._pool_options, pool_limits or Limits(), pool_size, client_factory=self._client, owner=pool_owner, max_idle_s=POOL_MAX_IDLE_S
-            ).start()
+                self._pool_options, pool_limits or Limits(), pool_size, max_jobs=self.reuse_jobs, client_factory=self._client,
+                owner=pool_owner, max_idle_s=POOL_MAX_IDLE_S,
+            ).start()  # fmt: skip
 
     def _options(self, job: Job) -> dict[str, Any]:
         if self._oom_floor is None:
@@ -151,20 +170,26 @@ class SandboxRunner:
             except docker.errors.DockerException as exc:
                 return JobResult(outcome="infra_error", error_code=errors.DOCKER_UNAVAILABLE, message=f"Docker is unavailable: {exc}"[:500])
         container = launched.container
+        reusable = False
         try:
             if on_event:
                 on_event("container", {"id": str(container.id)})
+            reused = launched.jobs > 0
             result = self._run_container(launched, job, nonce, started, on_event)
             result.timings["warm"] = launched.warm
+            result.timings["reused"] = reused
+            reusable = "run_s" in result.timings and (
+                result.outcome in REUSABLE_OUTCOMES or (result.outcome == "error" and not result.hidden_calls_made)
+            )
             return result
         except docker.errors.DockerException as exc:
             log.warning("sandbox job failed on Docker: %s", exc)
             return JobResult(outcome="infra_error", error_code=errors.DOCKER_FAILED, message=f"Docker failed during the job: {exc}"[:500])
         finally:
             if self.cleanup_in_background:
-                threading.Thread(target=self._finish, args=(launched,), daemon=True).start()
+                threading.Thread(target=self._finish, args=(launched, reusable), daemon=True).start()
             else:
-                self._finish(launched)
+                self._finish(launched, reusable)
 
     def stop(self, container_id: str) -> None:
         try:
@@ -174,16 +199,27 @@ class SandboxRunner:
         except docker.errors.APIError as exc:  # e.g. it is not running any more
             log.info("could not stop sandbox container %s: %s", container_id[:12], exc)
 
-    def _finish(self, launched: Launched) -> None:
-        """Remove a job's container (one job each, always), then let the pool refill."""
+    def _finish(self, launched: Launched, reusable: bool = False) -> None:
+        """Give a pooled container back for its next job once its harness says it is
+        clean; remove any other (and let the pool refill)."""
+        pooled = launched.warm and self.pool is not None
+        if pooled and reusable and launched.jobs < launched.max_jobs and launched.wait_ready(READY_WAIT_S):
+            assert self.pool is not None
+            self.pool.give_back(launched, reusable=True)
+            return
+        try:
+            launched.sock.close()
+        except OSError:
+            pass
         try:
             launched.container.remove(force=True)
         except docker.errors.NotFound:
             pass
         except docker.errors.DockerException as exc:
             log.warning("could not remove sandbox container %s: %s", str(launched.container.id)[:12], exc)
-        if self.pool is not None:
-            self.pool.refill_soon()
+        if pooled:
+            assert self.pool is not None
+            self.pool.give_back(launched, reusable=False)
 
     def _run_container(self, launched: Launched, job: Job, nonce: str, started: float, on_event: EventCallback | None) -> JobResult:
         container = launched.container
@@ -200,21 +236,18 @@ class SandboxRunner:
                 "reference": job.reference,
             }
         ).encode()
-        raw = launched.stdin
         created_s = time.monotonic() - started
-        raw.sendall(payload)
-        raw.shutdown(socket.SHUT_WR)
-        raw.close()
+        launched.send_job(payload)
         # Two clocks: start-up, then the job's own budget from the moment the
         # harness holds the job (Submit runs the tests twice).
         watchdog = _Watchdog(container, self.startup_s)
         budget = job.limits.time_s * (2 if job.isolate else 1) + self.grace_s
         try:
-            report, harness_started_s = self._read_events(container, nonce, on_event, started, lambda: watchdog.restart(budget))
+            report, harness_started_s = self._read_events(launched, nonce, on_event, started, lambda: watchdog.restart(budget))
         finally:
             watchdog.cancel()
         total_s = time.monotonic() - started
-        timings = {"container_start_s": round(created_s, 3), "total_s": round(total_s, 3)}
+        timings = {"container_start_s": round(created_s, 4), "total_s": round(total_s, 3)}
         if harness_started_s is not None:
             timings["harness_ready_s"] = round(harness_started_s, 3)
         if report is None:
@@ -243,42 +276,33 @@ class SandboxRunner:
         return result
 
     def _read_events(
-        self, container: Any, nonce: str, on_event: EventCallback | None, started: float, on_started: Callable[[], None]
+        self, launched: Launched, nonce: str, on_event: EventCallback | None, started: float, on_started: Callable[[], None]
     ) -> tuple[dict[str, Any] | None, float | None]:
+        """This job's events from the container's stdout, up to its report (None: no report)."""
         prefix = f"@@DOJO {nonce} ".encode()
-        buffer = b""
         total = 0
         harness_started_s: float | None = None
-        stream = container.logs(stream=True, follow=True, stdout=True, stderr=False)
-        try:
-            for chunk in stream:
-                total += len(chunk)
-                if total > MAX_LOG_BYTES:
-                    container.kill()
-                    break
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                if len(buffer) > MAX_LOG_BYTES:
-                    buffer = b""
-                for line in lines:
-                    event = parse_event(line, prefix)
-                    if event is None:
-                        continue
-                    kind = event.get("event")
-                    if kind == "report":
-                        # The report is the harness's last word: stop reading here.
-                        return event, harness_started_s
-                    if kind == "started" and harness_started_s is None:
-                        harness_started_s = time.monotonic() - started
-                        on_started()
-                        if on_event:
-                            on_event("running", {})
-                    elif kind == "test" and on_event:
-                        test = parse_test(event)
-                        if test is not None:
-                            on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
-        finally:
-            stream.close()
+        for line in launched.lines(MAX_LOG_BYTES):
+            total += len(line) + 1
+            if total > MAX_LOG_BYTES:
+                launched.container.kill()
+                break
+            event = parse_event(line, prefix)
+            if event is None:
+                continue
+            kind = event.get("event")
+            if kind == "report":
+                # The report is the harness's last word on this job: stop reading here.
+                return event, harness_started_s
+            if kind == "started" and harness_started_s is None:
+                harness_started_s = time.monotonic() - started
+                on_started()
+                if on_event:
+                    on_event("running", {})
+            elif kind == "test" and on_event:
+                test = parse_test(event)
+                if test is not None:
+                    on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
         return None, harness_started_s
 
 

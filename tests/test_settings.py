@@ -67,8 +67,11 @@ def test_start_up_stops_on_a_misspelt_boolean():
     assert "SANDBOX_GPU_ENABLED='ture' is not a boolean" in out.stderr
 
 
-def test_the_queue_bound_derives_from_the_longest_acceptable_wait():
-    # 4 slots x 60 s / 10 s a job = 24 jobs queued at most.
+def test_the_queue_bound_is_measured_unless_fixed():
+    # 0: derived from the measured grading rate (grader/tests/test_capacity.py).
     out = _start(GRADER_WORKER_SLOTS="4", GRADER_MAX_WAIT_S="60", GRADER_SECONDS_PER_JOB_ESTIMATE="10")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "24"
+    assert out.stdout.strip().splitlines()[-1] == "0"
+    out = _start(GRADER_MAX_QUEUED="12")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "12"

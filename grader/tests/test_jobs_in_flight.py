@@ -24,6 +24,7 @@ def _limit(settings, enqueued):
     settings.GRADER_MAX_JOBS_IN_FLIGHT = 2
     settings.GRADER_SECONDS_PER_JOB_ESTIMATE = 8.0
     settings.GRADER_WORKER_SLOTS = 2
+    settings.GRADER_MAX_QUEUED = 100  # the queue bound is not under test here
 
 
 def _send(user, slug: str, kind: str = Kind.SUBMIT) -> Submission:

@@ -235,15 +235,15 @@ GRADER_SWEEP_EVERY_S: int = env_int("GRADER_SWEEP_EVERY_S", 30, minimum=1)
 # Backpressure: per-learner rate limit, and a bound on each queue beyond
 # which a new job is refused with "busy, try again in N s".
 GRADER_RATE_LIMIT_PER_MIN: int = env_int("GRADER_RATE_LIMIT_PER_MIN", 30, minimum=1)
-# The bound derives from the longest wait we accept: slots x wait / job time
-# (the load test measured ~8-10 s a job on two busy cores). A bound of "a few
-# hundred" never fired and learners waited minutes instead of hearing "busy".
-GRADER_MAX_WAIT_S: int = env_int("GRADER_MAX_WAIT_S", 90, minimum=1)
-GRADER_SECONDS_PER_JOB_ESTIMATE: float = env_float("GRADER_SECONDS_PER_JOB_ESTIMATE", 8.0, minimum=0.1)
+# The bound derives from the longest wait we accept and the grading rate
+# measured from the last jobs (grader/capacity.py): what the slots grade in
+# GRADER_MAX_WAIT_S may wait, more hears "busy, try again in N s" with N the
+# time to grade what is queued. The estimate stands in until jobs are measured.
+GRADER_MAX_WAIT_S: int = env_int("GRADER_MAX_WAIT_S", 8, minimum=1)
+GRADER_SECONDS_PER_JOB_ESTIMATE: float = env_float("GRADER_SECONDS_PER_JOB_ESTIMATE", 1.0, minimum=0.1)
 GRADER_WORKER_SLOTS: int = env_int("GRADER_WORKER_SLOTS", 2, minimum=1)
-GRADER_MAX_QUEUED: int = env_int(
-    "GRADER_MAX_QUEUED", max(1, int(GRADER_WORKER_SLOTS * GRADER_MAX_WAIT_S / GRADER_SECONDS_PER_JOB_ESTIMATE)), minimum=1
-)
+# A fixed bound instead of the measured one (0: measured).
+GRADER_MAX_QUEUED: int = env_int("GRADER_MAX_QUEUED", 0, minimum=0)
 # Jobs (Runs and Submits) one learner may have queued or running at once,
 # across all rungs: a few accounts cannot fill the queue for everyone.
 GRADER_MAX_JOBS_IN_FLIGHT: int = env_int("GRADER_MAX_JOBS_IN_FLIGHT", 3, minimum=1)
@@ -284,6 +284,11 @@ if SANDBOX_GPU_ENABLED and (not SANDBOX_GPU_DEVICES or len(set(SANDBOX_GPU_DEVIC
 # Two, because one takes ~3 s of CPU to warm up: a learner pressing Run again
 # within that time would otherwise find it still importing (bench/results.json).
 SANDBOX_POOL_SIZE: int = env_int("SANDBOX_POOL_SIZE", 2, minimum=0)
+# Jobs one pooled container serves, one after another, each under a fresh
+# learner uid after everything of the last one is removed (docs/security.md,
+# "Reused containers"); then, or after any anomaly, it is replaced. 1 gives
+# every job a fresh container. Always 1 under runsc.
+SANDBOX_REUSE_JOBS: int = env_int("SANDBOX_REUSE_JOBS", 25, minimum=1)
 # The Docker runtime of sandbox containers: "" for Docker's default (runc),
 # or "runsc" for gVisor (docs/security.md says when to choose it).
 SANDBOX_RUNTIME: str = env_str("SANDBOX_RUNTIME", "")

@@ -118,10 +118,13 @@ def test_every_limit_reaches_the_container(sandbox: Sandbox) -> None:
     assert config["User"] == "0:0"  # only the entrypoint; see the learner's own uid below
     assert config["Labels"][LABEL] == "1"
     env = dict(item.split("=", 1) for item in config["Env"])
-    # The runner adds OMP_NUM_THREADS and DOJO_IMAGE (for the result's machine facts,
-    # never in the learner's environment); the rest is the image's fixed ENV.
-    assert set(env) == {"OMP_NUM_THREADS", "DOJO_IMAGE", "PATH", "LANG", "PYTHONDONTWRITEBYTECODE"}, env
+    # The runner adds OMP_NUM_THREADS, DOJO_IMAGE (for the result's machine
+    # facts, never in the learner's environment) and how many jobs the
+    # container serves (one: started for this job alone); the rest is the
+    # image's fixed ENV.
+    assert set(env) == {"OMP_NUM_THREADS", "DOJO_IMAGE", "DOJO_MAX_JOBS", "PATH", "LANG", "PYTHONDONTWRITEBYTECODE"}, env
     assert env["OMP_NUM_THREADS"] == "1" and env["DOJO_IMAGE"] == config["Image"]
+    assert env["DOJO_MAX_JOBS"] == "1"
     assert not config.get("Cmd") or not any(re.search(r"[0-9a-f]{32}", part) for part in config["Cmd"])
 
     match = re.search(r"^FACTS (.*)$", graded.result.stdout, re.MULTILINE)
@@ -140,7 +143,10 @@ def test_every_limit_reaches_the_container(sandbox: Sandbox) -> None:
         assert {"nosuid", "nodev"} <= set(mounts[target]["options"]), mounts[target]
     assert "noexec" in mounts["/tmp"]["options"]
     assert facts["exec_in_tmp"] == 13  # EACCES: nothing written to /tmp can be executed
-    assert set(facts["env"]) - {"LC_CTYPE"} == {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "OMP_NUM_THREADS"}
+    assert set(facts["env"]) - {"LC_CTYPE"} == {
+        "PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "OMP_NUM_THREADS",
+        "USER", "LOGNAME",  # the per-job learner uids have no passwd entry: getpass reads these
+    }
     assert facts["env"]["OMP_NUM_THREADS"] == "1"
 
 

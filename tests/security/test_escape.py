@@ -223,6 +223,7 @@ def test_attack_13_read_hidden_tests(sandbox: Sandbox) -> None:
                 found = {"glob": glob.glob("/work/harness/**", recursive=True) + glob.glob("/work/**/test_*.py", recursive=True)}
                 found["tests"] = read("/work/harness/tests/test_visible.py")
                 found["listdir"] = read("/work/harness")
+                found["me"] = os.getuid()
                 found["procs"] = {}
                 for entry in os.listdir("/proc"):
                     if not entry.isdigit():
@@ -252,7 +253,8 @@ def test_attack_13_read_hidden_tests(sandbox: Sandbox) -> None:
     assert found["objects"] == [], found["objects"]
     procs = found["procs"]
     assert isinstance(procs, dict)
-    others = {pid: info for pid, info in procs.items() if info["uid"] != 1002}
+    # The learner's uid is the job's own (1002 for a container's first job).
+    others = {pid: info for pid, info in procs.items() if info["uid"] != found["me"]}
     assert others, "the harness and init processes should be visible (and closed)"
     for info in others.values():
         assert info["environ"] == "PermissionError", info
@@ -379,7 +381,7 @@ def test_attack_27_platform_secrets(sandbox: Sandbox, monkeypatch: pytest.Monkey
     found = probe_result(graded.result.stdout)
     environ = found["environ"]
     assert isinstance(environ, dict)
-    assert set(environ) <= {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "OMP_NUM_THREADS", "LC_CTYPE"}, environ
+    assert set(environ) <= {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "OMP_NUM_THREADS", "LC_CTYPE", "USER", "LOGNAME"}, environ
     assert found["init_environ"] == "PermissionError"
     assert found["sockets"] == [] and found["secrets"] == []
     mounts = str(found["mounts"])

@@ -1,25 +1,42 @@
 """The harness's main program: PID 1's child in the sandbox container.
 
-Order matters, and is the security argument:
-1. As root, import pytest and torch (so a pre-started container is warm),
-   then fork the launcher (``launcher``), which shares those imports and
-   keeps root's power to start and kill learner processes; it starts the
-   first learner fork server under the learner uid, with its stdout/stderr
-   on pipes this process drains (and caps), and hands back the server's
-   control channel.
-2. Read the job from stdin: the nonce, the tests, the learner's source.
-   Nothing of it is on a command line or in the environment.
-3. Write the tests into a folder only the harness uid can read, drop to the
-   harness uid (which clears every capability) and run pytest. A Submit runs
-   again, each test in a fresh learner process, under a new fork server that
-   the launcher starts after killing every learner process and file.
-4. Print events, each tagged with the nonce, on stdout: the host reads them
-   through the Docker API and accepts nothing without the nonce. Whatever
-   happens after the job arrives, a report is printed.
+This process (root, with the container's few capabilities) is the
+container's **job master**: it imports pytest and torch once, then serves
+up to ``DOJO_MAX_JOBS`` jobs one after the other, each in a forked **job
+process**, and between two jobs removes everything the first left
+(``recycle``). Order matters, and is the security argument:
+
+1. The master imports pytest and torch before any job (a pre-started or
+   reused container is warm). It never reads a job itself and starts no
+   thread, so nothing of any job is in the memory it forks from.
+2. For each job it forks a job process, which forks the launcher
+   (``launcher``) *before* it reads the job, so the launcher and every
+   learner process hold nothing of it. The launcher keeps root's power to
+   start and kill learner processes; it starts the first learner fork
+   server under this job's own learner uid (``learner_uid``: a fresh uid
+   per job of the container), with its stdout/stderr on pipes the job
+   process drains (and caps), and hands back the server's control channel.
+3. The job process reads one framed job from stdin (``<length>\\n<json>``):
+   the nonce, the tests, the learner's source. Nothing of it is on a
+   command line or in the environment.
+4. It writes the tests into a folder only the harness uid can read, drops
+   to the harness uid (which clears every capability) and runs pytest. A
+   Submit runs again, each test in a fresh learner process, under a new
+   fork server that the launcher starts after killing every learner
+   process and file.
+5. It prints events, each tagged with the job's nonce, on stdout: the host
+   reads them through the Docker API and accepts nothing without the
+   nonce. Whatever happens after the job arrives, a report is printed.
+6. When the job process has ended, the master kills every process in the
+   container but itself and PID 1, deletes every file in the writable
+   places, checks that no process, file, IPC object or named socket is
+   left, and only then prints ``@@DOJO-READY <n>``; otherwise it exits and
+   the container is thrown away.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -38,7 +55,10 @@ if TYPE_CHECKING:
     from .rerun import RerunVerdict
 
 HARNESS_UID = 1001
-LEARNER_UID = 1002
+# Job n of a container runs its learner code as uid 1000 + 2n: 1002, 1004...
+# (never the harness's odd uid), so nothing a job's learner left could be
+# owned by, or signal, the next job's learner.
+LEARNER_UID_BASE = 1000
 WORK = Path("/work")
 TEST_DIR = WORK / "harness" / "tests"
 LEARNER_DIR = WORK / "learner"
@@ -52,6 +72,9 @@ LEARNER_ENV = {
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
+    # The fresh uids have no passwd entry: getpass.getuser() reads these.
+    "USER": "learner",
+    "LOGNAME": "learner",
     # Set by the runner from the CPU quota: torch and BLAS size their pools by it.
     "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
 }
@@ -120,24 +143,60 @@ def _cgroup_value(*candidates: str, key: str | None = None) -> int | None:
     return None
 
 
+def learner_uid(job_number: int) -> int:
+    """The learner uid of the container's ``job_number``-th job (1-based)."""
+    return LEARNER_UID_BASE + 2 * job_number
+
+
 def oom_kills() -> int:
     return _cgroup_value("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control", key="oom_kill") or 0
 
 
-def peak_memory() -> int | None:
-    return _cgroup_value("/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes")
+def memory_now() -> int | None:
+    return _cgroup_value("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory/memory.usage_in_bytes")
+
+
+class MemorySampler:
+    """The container's highest memory use during one job, sampled.
+
+    The cgroup's own peak counts every job a reused container ran and
+    cannot be reset from inside (the cgroup files are read-only), so each
+    job samples the current use instead, every ``interval_s``.
+    """
+
+    def __init__(self, interval_s: float = 0.02) -> None:
+        self.peak = memory_now()
+        self._stop = threading.Event()
+        self._interval_s = interval_s
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if self.peak is not None:
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            self.sample()
+
+    def sample(self) -> None:
+        value = memory_now()
+        if value is not None and (self.peak is None or value > self.peak):
+            self.peak = value
+
+    def stop(self) -> int | None:
+        self._stop.set()
+        self.sample()
+        return self.peak
 
 
 HARNESS_DIRS = (WORK / "harness", TEST_DIR, WORK / "harness" / "tmp")
 
 
-def _prepare_dirs() -> None:
+def _prepare_dirs(uid: int) -> None:
     # NOTE: chmod before chown: without CAP_FOWNER root cannot chmod a file it
     # no longer owns. The harness dirs stay root's until the tests are in.
     for path in (*HARNESS_DIRS, LEARNER_DIR):
         path.mkdir(parents=True, exist_ok=True)
         path.chmod(0o700)
-    os.chown(LEARNER_DIR, LEARNER_UID, LEARNER_UID)
+    os.chown(LEARNER_DIR, uid, uid)
 
 
 def _set_own_oom_score(value: int) -> None:
@@ -188,26 +247,106 @@ def _warm_pytest() -> None:
     shutil.rmtree(warm_dir, ignore_errors=True)
 
 
+# The job process's exit status when stdin ended before a job came, and
+# when it printed its report. Any other end (killed, or harness-side code
+# that exited) ends the container too: the host then sees no report.
+NO_MORE_JOBS = 75
+JOB_REPORTED = 64
+
+
+def read_frame(fd: int = 0) -> bytes | None:
+    """One framed job from ``fd``: ``<length>\\n`` then that many bytes; None at EOF.
+
+    Unbuffered reads only: the next job's bytes stay in the pipe for the
+    next job process.
+    """
+    header = b""
+    while not header.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            return None
+        header += byte
+        if len(header) > 20:
+            raise ValueError("bad job frame header")
+    length = int(header)
+    if not 0 < length <= MAX_PAYLOAD:
+        raise ValueError("job payload too large")
+    chunks, left = [], length
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise ValueError("job payload cut short")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def main() -> int:
-    started = time.monotonic()
+    """The job master: warm up once, then serve jobs, each in a forked job process."""
+    from .recycle import recycle
+
     # Keep the container's stdout for events only; anything else printed in
-    # this process (pytest's own progress) goes to stderr.
+    # these processes (pytest's own progress) goes to stderr.
     report_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     os.umask(0o077)
-    _prepare_dirs()
     _set_own_oom_score(HARNESS_OOM_SCORE_ADJ)
-    # Heavy imports before the job arrives: a pre-started container is warm.
+    # Heavy imports before any job arrives: a pre-started container is warm,
+    # and every job process (a fork) shares them.
     import numpy  # noqa: F401
     import pytest  # noqa: F401
     import torch  # noqa: F401
 
     _warm_pytest()
-    # Then the launcher is forked, before any thread starts and before the
-    # job arrives: it keeps root's power to start and kill learner processes
+    # Every job process is a fork of this one: frozen objects are never
+    # scanned by a child's garbage collector, so their pages stay shared
+    # instead of being copied on the first collection.
+    gc.collect()
+    gc.freeze()
+    max_jobs = max(1, int(os.environ.get("DOJO_MAX_JOBS") or 1))
+    # A pre-started (pooled) container that no job comes for ends by itself.
+    idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
+    for number in range(1, max_jobs + 1):
+        # The job process is forked, and forks its launcher and first fork
+        # server, before the job arrives: that work is off the learner's wait.
+        report_stream.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = run_job(number, report_stream, idle_s)
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code == NO_MORE_JOBS or number == max_jobs:
+            return 0
+        if code != JOB_REPORTED:
+            print(f"the job process ended without its report (status {code})", file=sys.stderr, flush=True)
+            return 0
+        problems = recycle(HARNESS_UID, learner_uid(number))
+        if problems:
+            # Something of the job survived: this container serves no other.
+            print("container not reusable: " + "; ".join(problems), file=sys.stderr, flush=True)
+            return 0
+        report_stream.write(f"@@DOJO-READY {number}\n")
+        report_stream.flush()
+    return 0
+
+
+def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
+    """In a fresh fork of the master: start the launcher, read one job, grade it, report.
+
+    NO_MORE_JOBS when stdin ends, or no job comes within ``idle_s`` (a
+    pre-started container nobody took ends by itself).
+    """
+    uid = learner_uid(number)
+    _prepare_dirs(uid)
+    # The launcher is forked before the job arrives (and before any thread
+    # starts): it keeps root's power to start and kill learner processes
     # after this process has dropped it, and it (with every fork server it
-    # starts) shares these imports instead of paying for its own. The
-    # learner's output goes to pipes drained here.
+    # starts) holds nothing of the job. The learner's output goes to pipes
+    # drained here.
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
 
@@ -216,18 +355,17 @@ def main() -> int:
         os.close(out_read)
         os.close(err_read)
 
-    launcher = fork_launcher(LEARNER_UID, LEARNER_ENV, out_write, err_write, close_in_launcher)
+    launcher = fork_launcher(uid, LEARNER_ENV, out_write, err_write, close_in_launcher)
     os.close(out_write)
     os.close(err_write)
     control = launcher.start()
 
-    # A pre-started (pooled) container that no job comes for ends by itself.
-    idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
-    if idle_s > 0 and not select.select([sys.stdin.buffer], [], [], idle_s)[0]:
-        return 0
-    raw_payload = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
-    if len(raw_payload) > MAX_PAYLOAD:
-        raise ValueError("job payload too large")
+    if idle_s > 0 and not select.select([0], [], [], idle_s)[0]:
+        return NO_MORE_JOBS
+    raw_payload = read_frame(0)
+    if raw_payload is None:
+        return NO_MORE_JOBS
+    started = time.monotonic()
     payload = json.loads(raw_payload)
     emitter = Emitter(str(payload["nonce"]), report_stream)
     flood = threading.Event()
@@ -237,6 +375,7 @@ def main() -> int:
         OutputTap(os.fdopen(out_read, "rb"), output_limit, flood),
         OutputTap(os.fdopen(err_read, "rb"), output_limit, flood),
     )
+    memory = MemorySampler()
     try:
         _write_tests(dict(payload["tests"]), str(payload.get("reference") or ""))
         baseline_ooms = oom_kills()
@@ -246,6 +385,7 @@ def main() -> int:
         sys.path.insert(0, str(TEST_DIR))
         os.environ["DOJO_SEED"] = str(int(payload.get("seed") or 0))
         report = _grade(payload, emitter, launcher, control, flood, taps, baseline_ooms, started)
+        report["peak_memory_bytes"] = memory.stop()
     except MemoryError:
         report = {"outcome": "memory_limit", "message": "Your code's results took more memory than the grader allows."}
     except Exception as exc:  # noqa: BLE001 - whatever broke, the host gets a report
@@ -255,7 +395,7 @@ def main() -> int:
     except Exception:  # noqa: BLE001 - a result without its machine is still a result
         pass
     emitter.emit("report", **report)
-    return 0
+    return JOB_REPORTED
 
 
 def _grade(
@@ -353,7 +493,6 @@ def _grade(
         "stdout": stdout_tap.text() if payload.get("show_output") else "",
         "stderr": stderr_tap.text() if payload.get("show_output") else "",
         "output_bytes": stdout_tap.total + stderr_tap.total,
-        "peak_memory_bytes": peak_memory(),
         "run_s": round(run_s, 3),
         "hidden_calls": calls,
         "rerun_failure": rerun.failure if rerun is not None and outcome == rerun.outcome else "",

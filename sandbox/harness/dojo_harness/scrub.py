@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 from pathlib import Path
 
 LEARNER_WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work/learner"))
@@ -26,6 +27,31 @@ def kill_other_learner_processes() -> None:
         pass  # nothing else runs under this uid
 
 
+def _unprotect(path: str) -> None:
+    """Give the owner back write and search on a folder it had locked (chmod 0)."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISDIR(mode):
+            os.chmod(path, stat.S_IMODE(mode) | 0o700)
+    except OSError:
+        pass
+
+
+def remove_entry(entry: Path) -> None:
+    """Delete a file or a whole folder of this uid's, even one it had locked itself out of."""
+    if entry.is_dir() and not entry.is_symlink():
+        _unprotect(str(entry))
+        for root, dirs, _ in os.walk(entry, onerror=lambda _exc: None):
+            for name in dirs:
+                _unprotect(os.path.join(root, name))
+        shutil.rmtree(entry, ignore_errors=True)
+        return
+    try:
+        entry.unlink()
+    except OSError:
+        pass  # not the learner's (sticky /tmp): nothing it can use
+
+
 def wipe_learner_files() -> None:
     for folder in LEARNER_WRITABLE:
         try:
@@ -33,13 +59,7 @@ def wipe_learner_files() -> None:
         except OSError:
             continue
         for entry in entries:
-            try:
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink()
-            except OSError:
-                pass  # not the learner's (sticky /tmp): nothing it can use
+            remove_entry(entry)
 
 
 def scrub() -> None:

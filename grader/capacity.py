@@ -1,0 +1,68 @@
+"""How fast this deployment grades, measured from the jobs it has just finished.
+
+The queue bound and every "try again in N s" derive from one figure: the
+median time a worker slot spends on a job (claim to finish) over the last
+jobs finished. Until enough jobs have finished (a fresh deployment) the
+configured estimate stands in. Under load each job takes longer (the slots
+share the cores), so the bound shrinks and the waits quoted grow with it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from .constants import Status
+from .models import Submission
+
+# The last jobs measured, within this window: recent enough to follow the load.
+SAMPLE_SIZE = 50
+WINDOW = timedelta(minutes=10)
+MIN_SAMPLES = 5
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Seconds a slot spends on one job, and the slots; ``measured`` False: the estimate."""
+
+    seconds_per_job: float
+    slots: int
+    measured: bool
+
+    @property
+    def jobs_per_s(self) -> float:
+        return self.slots / self.seconds_per_job
+
+    def queue_bound(self) -> int:
+        """Jobs that may wait: what the slots grade within GRADER_MAX_WAIT_S (or GRADER_MAX_QUEUED, when set)."""
+        if settings.GRADER_MAX_QUEUED:
+            return int(settings.GRADER_MAX_QUEUED)
+        return max(1, math.floor(settings.GRADER_MAX_WAIT_S * self.jobs_per_s))
+
+    def seconds_to_grade(self, jobs: float) -> int:
+        """Whole seconds the slots need for ``jobs`` jobs, at least 1."""
+        return max(1, math.ceil(jobs / self.jobs_per_s))
+
+
+def measure_capacity() -> Capacity:
+    """The capacity from the last finished submissions (one small query: the newest rows by key)."""
+    slots = max(1, int(settings.GRADER_WORKER_SLOTS))
+    since = timezone.now() - WINDOW
+    rows = (
+        Submission.objects.filter(status=Status.DONE, started_at__isnull=False)
+        .order_by("-pk")
+        .values_list("started_at", "finished_at")[:SAMPLE_SIZE]
+    )
+    durations = [
+        (finished - started).total_seconds()
+        for started, finished in rows
+        if started is not None and finished is not None and since <= finished and started <= finished
+    ]
+    if len(durations) < MIN_SAMPLES:
+        return Capacity(float(settings.GRADER_SECONDS_PER_JOB_ESTIMATE), slots, measured=False)
+    return Capacity(max(0.05, statistics.median(durations)), slots, measured=True)

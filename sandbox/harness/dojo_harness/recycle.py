@@ -1,0 +1,176 @@
+"""Between two jobs of one container: remove everything the first left, and prove it.
+
+Run by the job master (root, but without CAP_KILL, CAP_DAC_OVERRIDE or
+CAP_FOWNER: it can signal and delete only what its own uid owns). So each
+uid of the finished job cleans up after itself, in a fork that drops to it:
+
+1. ``kill(-1, SIGKILL)`` as root (the job's root processes: its job process
+   and launcher), then as the harness uid and as the job's learner uid.
+   ``kill(-1)`` reaches every process the caller may signal but itself and
+   PID 1, atomically against fork; no process can change its uid (no
+   capability, ``no-new-privileges``, no setuid binary), so every process
+   of the job is reached. Repeated until ``/proc`` shows none alive.
+2. Each uid deletes its own files in the writable places (``/tmp``,
+   ``/dev/shm``, ``/work``), restoring permissions it had taken from
+   itself; root then removes the job's now empty folders under ``/work``.
+3. Checks, as root: no process but PID 1 and the master; ``/tmp``,
+   ``/dev/shm`` and ``/work`` empty; no SysV IPC object
+   (``/proc/sysvipc``: refused by the seccomp profile anyway); no named or
+   abstract Unix socket (``/proc/net/unix``; a socket dies with the last
+   process holding it). POSIX message queues are refused by the seccomp
+   profile and ``/dev/mqueue`` is checked empty.
+
+Any check that fails is a problem: the master then serves no further job
+and the host throws the container away.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from .scrub import remove_entry
+
+WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work"))
+MQUEUE = Path("/dev/mqueue")
+KILL_ROUNDS = 50
+
+
+def _become(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _live_processes() -> list[int]:
+    """Pids of live (not zombie) processes other than PID 1 and this one."""
+    found = []
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in (1, me):
+            continue
+        try:
+            state = next((line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), "")
+        except OSError:
+            continue
+        if state and not state.split()[1].startswith("Z"):
+            found.append(int(entry.name))
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _as(uid: int, work: object) -> None:
+    """Run ``work()`` in a fork that has dropped to ``uid``; wait for it."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _become(uid)
+            work()  # type: ignore[operator]
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _kill_all() -> None:
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _wipe_own_files() -> None:
+    """Delete every entry this uid can delete in the writable places, at any depth we own."""
+    for folder in WRITABLE:
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mine = entry.lstat().st_uid == os.getuid()
+            except OSError:
+                continue
+            if mine:
+                remove_entry(entry)
+            elif entry.is_dir() and not entry.is_symlink():
+                # e.g. /work/harness (the harness's) holding nothing of ours: look inside.
+                try:
+                    inner = list(entry.iterdir())
+                except OSError:
+                    continue
+                for item in inner:
+                    try:
+                        if item.lstat().st_uid == os.getuid():
+                            remove_entry(item)
+                    except OSError:
+                        continue
+
+
+def _kill_and_wipe() -> None:
+    _kill_all()
+    _wipe_own_files()
+
+
+def _leftovers() -> list[str]:
+    problems = []
+    alive = _live_processes()
+    if alive:
+        problems.append(f"processes left: {alive[:10]}")
+    for folder in (*WRITABLE, MQUEUE):
+        try:
+            names = sorted(entry.name for entry in folder.iterdir())
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"cannot list {folder}: {exc.strerror}")
+            continue
+        if names:
+            problems.append(f"{folder} holds {names[:10]}")
+    for kind in ("shm", "sem", "msg"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        if len(lines) > 1:
+            problems.append(f"SysV {kind} objects left: {len(lines) - 1}")
+    try:
+        sockets = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        sockets = []
+    named = [line.split()[7] for line in sockets if len(line.split()) >= 8]
+    if named:
+        problems.append(f"named sockets left: {named[:10]}")
+    return problems
+
+
+def recycle(harness_uid: int, learner_uid: int) -> list[str]:
+    """Kill and delete everything of the job that just ended; the problems found (empty: clean)."""
+    for _ in range(KILL_ROUNDS):
+        _kill_all()
+        for uid in (harness_uid, learner_uid):
+            _as(uid, _kill_and_wipe)
+        _reap()
+        if not _live_processes():
+            break
+        time.sleep(0.01)
+    for uid in (harness_uid, learner_uid):
+        _as(uid, _wipe_own_files)
+    # The job's folders under /work are empty now; /work itself is root's.
+    for entry in list(Path("/work").iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            try:
+                entry.rmdir()
+            except OSError:
+                pass
+    return _leftovers()
