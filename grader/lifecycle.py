@@ -217,6 +217,17 @@ def holds(claim: Claim) -> bool:
     return _held(claim).exists()
 
 
+def lost(claim: Claim) -> bool:
+    """Whether ``claim``'s job is visibly someone else's now (cancelled or reaped).
+
+    Unlike ``not holds(claim)``, a row this connection cannot see at all is
+    not "lost": a watcher on its own connection must not stop a job whose
+    claim is still uncommitted in the claimer's transaction.
+    """
+    row = claim.kind.rows().filter(pk=claim.pk)
+    return row.exists() and not _held(claim).exists()
+
+
 def enqueue(kind: JobKind, pk: int, queue: str) -> None:
     """Send the job's task by name, so no service imports a tasks module.
 

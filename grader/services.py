@@ -207,7 +207,7 @@ class _CancelWatch:
     def _run(self, container_id: str) -> None:
         try:
             while not self._done.wait(settings.GRADER_CANCEL_POLL_S):
-                if not lifecycle.holds(self._claim):
+                if lifecycle.lost(self._claim):
                     log.info("submission %s: cancelled; stopping its container", self._claim.pk)
                     self._runner.stop(container_id)
                     return

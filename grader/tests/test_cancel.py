@@ -102,3 +102,32 @@ def test_a_running_job_cancelled_has_its_container_stopped_and_its_result_droppe
     assert (submission.status, submission.outcome, submission.error_code) == (Status.DONE, Outcome.CANCELLED, "")
     assert not lifecycle.cancel(lifecycle.SUBMISSIONS, submission.pk)
     assert not Progress.objects.filter(user=learner).exists()
+
+
+class _SlowButFinishes:
+    """A runner whose job takes a few poll periods, then passes."""
+
+    def __init__(self) -> None:
+        self.stopped: list[str] = []
+
+    def run(self, job: Job, on_event: Any = None) -> JobResult:
+        on_event("container", {"id": "slow-1"})
+        on_event("running", {})
+        time.sleep(0.6)
+        return job_result("failed")
+
+    def stop(self, container_id: str) -> None:
+        self.stopped.append(container_id)
+
+
+@pytest.mark.django_db
+def test_a_claim_the_watcher_cannot_see_yet_is_not_taken_for_a_cancel(catalog, learner, enqueued, settings):
+    # Graded inside an open transaction (as a caller holding one would): the
+    # watcher's own connection cannot see the row, which is not a cancel.
+    settings.GRADER_CANCEL_POLL_S = 0.1
+    submission = _submit(learner)
+    runner = _SlowButFinishes()
+    assert services.grade_submission(submission.pk, runner=runner) is not None
+    assert runner.stopped == []
+    submission.refresh_from_db()
+    assert (submission.status, submission.outcome) == (Status.DONE, Outcome.FAILED)

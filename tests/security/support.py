@@ -243,13 +243,7 @@ def grade_through_the_site(sandbox: Sandbox, learner: Any, rung: Any, kind: str,
 
     with capture(execute=False):
         submission = services.submit_solution(user=learner, rung=rung, kind=kind, code=code)
-    from django.test import override_settings
-
-    # NOTE: the cancel watch polls the claim from its own thread, on its own
-    # connection, which cannot see this test's uncommitted rows: it would
-    # take every job as cancelled. Nobody cancels here; keep it from polling.
-    with override_settings(GRADER_CANCEL_POLL_S=3600.0):
-        graded = services.grade_submission(submission.pk, runner=TrackingRunner(sandbox))
+    graded = services.grade_submission(submission.pk, runner=TrackingRunner(sandbox))
     assert graded is not None
     submission.refresh_from_db()
     assert submission.status == Status.DONE
