@@ -6,12 +6,19 @@ come from the site's CSS variables, so the charts follow the theme.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
 Formatter = Callable[[float], str]
+
+# Bar labels start at the left edge (so they are never clipped there), have
+# at most this many characters, each at most about this wide at the charts'
+# 12 px font (a generous bound; a browser test measures real names).
+LABEL_CHARS = 40
+LABEL_CHAR_W = 9.5
 
 
 def percent(value: float) -> str:
@@ -35,7 +42,10 @@ def bar_chart(rows: Sequence[tuple[str, float]], *, title: str, fmt: Formatter =
     if not rows:
         return _empty(title)
     top = max(value for _, value in rows) or 1.0
-    label_w, bar_w, row_h = 230, 300, 24
+    shorts = [label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…" for label, _ in rows]
+    # Room for the longest label: a fixed width clipped long test names on the left.
+    label_w = max(120, math.ceil(max(len(short) for short in shorts) * LABEL_CHAR_W) + 14)
+    bar_w, row_h = 300, 24
     height = row_h * len(rows) + 8
     parts = [f'<svg class="chart" viewBox="0 0 {label_w + bar_w + 80} {height}" role="img" aria-label="{escape(title)}">'
              f"<title>{escape(title)}</title>"]
@@ -43,9 +53,9 @@ def bar_chart(rows: Sequence[tuple[str, float]], *, title: str, fmt: Formatter =
         y = 4 + index * row_h
         width = max(1.0, bar_w * value / top) if value else 0.0
         css = f"bar {escape(classes[index])}" if classes else "bar"
-        short = label if len(label) <= 34 else label[:33] + "…"
+        short = shorts[index]
         parts.append(
-            f'<text class="label" x="{label_w - 6}" y="{y + 16}" text-anchor="end"><title>{escape(label)}</title>{escape(short)}</text>'
+            f'<text class="label" x="4" y="{y + 16}"><title>{escape(label)}</title>{escape(short)}</text>'
             f'<rect class="{css}" x="{label_w}" y="{y + 3}" width="{width:.1f}" height="{row_h - 8}" rx="2"/>'
             f'<text class="value" x="{label_w + width + 6:.1f}" y="{y + 16}">{escape(fmt(value))}</text>'
         )

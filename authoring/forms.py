@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from exercises.constants import TestVisibility
 from exercises.models import Module, Rung, Track
-from exercises.schema import SLUG_PATTERN, EquivalentMutant, Limits, Source
+from exercises.schema import HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EquivalentMutant, Limits, Source
 
 from .models import RungDraft
 
@@ -107,6 +107,24 @@ class NewRungForm(forms.Form):
         return slug
 
 
+HINT_SEPARATOR = "---"
+
+
+def split_hints(text: str) -> list[str]:
+    """Hints written in one box, separated by lines holding only ``---``; empty ones dropped."""
+    hints: list[list[str]] = [[]]
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if line.strip() == HINT_SEPARATOR:
+            hints.append([])
+        else:
+            hints[-1].append(line)
+    return [joined for joined in ("\n".join(lines).strip() for lines in hints) if joined]
+
+
+def join_hints(hints: list[str]) -> str:
+    return f"\n{HINT_SEPARATOR}\n".join(hints)
+
+
 class RungDraftForm(forms.ModelForm[RungDraft]):
     """The draft's own fields plus the limits (a JSON field, edited one by one).
 
@@ -120,6 +138,13 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         label="Equivalent mutants (YAML list)", required=False,
         widget=forms.Textarea(attrs={"rows": 3, "class": "code-plain", "spellcheck": "false"}),
         help_text="Surviving mutants that behave exactly like the reference, e.g. - {id: AddNot-1a2b3c4d, reason: the branch cannot be reached}",
+    )
+
+    hints_text = forms.CharField(
+        label="Hints, in order (Markdown)", required=False, strip=False,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "markdown", "spellcheck": "true"}),
+        help_text=f"Learners reveal them one at a time. Separate hints with a line holding only {HINT_SEPARATOR}. "
+                  f"At most {HINTS_MAX}, each up to {HINT_MAX_CHARS} characters. The first should not give the answer away.",
     )
 
     class Meta:
@@ -151,6 +176,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         self.fields["revision"].initial = self._current_revision()
         marked = [dict(item) for item in self.instance.equivalent_mutants or []]
         self.fields["equivalent_mutants_yaml"].initial = yaml.safe_dump(marked, sort_keys=False, allow_unicode=True, width=4096) if marked else ""
+        self.fields["hints_text"].initial = join_hints(list(self.instance.hints or []))
         current = {**Limits().model_dump(), **dict(self.instance.limits or {})}
         for name, (label, field_class, options) in _LIMIT_FIELDS.items():
             self.fields[f"limit_{name}"] = field_class(label=label, initial=current[name], **options)
@@ -180,6 +206,16 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
             raise forms.ValidationError("A mutant is listed more than once.")
         return marked
 
+    def clean_hints_text(self) -> list[str]:
+        """The same rules as rung.yaml's ``hints`` key (exercises.schema.RungMeta)."""
+        hints = split_hints(self.cleaned_data.get("hints_text", ""))
+        if len(hints) > HINTS_MAX:
+            raise forms.ValidationError(f"{len(hints)} hints: at most {HINTS_MAX}.")
+        for number, hint in enumerate(hints, start=1):
+            if len(hint) > HINT_MAX_CHARS:
+                raise forms.ValidationError(f"Hint {number} has {len(hint)} characters: at most {HINT_MAX_CHARS}.")
+        return hints
+
     def _current_revision(self) -> str:
         return self.instance.updated_at.isoformat() if self.instance.pk and self.instance.updated_at else ""
 
@@ -198,6 +234,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         limits = {name: self.cleaned_data[f"limit_{name}"] for name in _LIMIT_FIELDS}
         self.instance.limits = Limits.model_validate(limits).model_dump(mode="json")
         self.instance.equivalent_mutants = self.cleaned_data.get("equivalent_mutants_yaml") or []
+        self.instance.hints = self.cleaned_data.get("hints_text") or []
         return super().save(commit)
 
 

@@ -44,6 +44,8 @@ class RungDraft(models.Model):
     wrong_solutions = models.JSONField(default=dict, blank=True)
     # [{"id": mutant id, "reason": str}], as rung.yaml's equivalent_mutants.
     equivalent_mutants = models.JSONField(default=list, blank=True)
+    # [markdown, ...], as rung.yaml's hints.
+    hints = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 

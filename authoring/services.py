@@ -29,6 +29,8 @@ from sandbox.interface import Runner
 from .constants import CheckStatus
 from .exceptions import AuthoringError, PublishRefused
 from .models import RungCheck, RungDraft
+from .problems import by_field as problems_by_field
+from .problems import describe as describe_problem
 from .transfer import read_rung_files, rung_files
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,7 @@ def draft_from_version(module: Module, rung: Rung) -> RungDraft:
     draft = RungDraft(module=module, rung=rung, base_version=version, slug=rung.slug, order=rung.order)
     if version is not None:
         for name in ("title", "summary", "minutes", "difficulty", "gpu", "limits", "instructions_md", "starter_code",
-                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants"):
+                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants", "hints"):
             setattr(draft, name, getattr(version, name))
     return draft
 
@@ -98,7 +100,8 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
     unchanged = published is not None and published.content_hash == digest
     refusal = mutation_refusal(check) if check is not None and check.status == CheckStatus.DONE and check.ok else None
     return {
-        "problems": problems,
+        "problems": [str(problem) for problem in map(describe_problem, problems)],
+        "problems_by_field": problems_by_field(problems),
         "content_hash": digest,
         "check": check,
         "check_fresh": fresh,
@@ -167,7 +170,7 @@ def request_check(draft: RungDraft, user: Any) -> RungCheck:
     try:
         files = build_draft(draft)
     except CatalogError as exc:
-        raise AuthoringError(f"fix this first: {exc}") from exc
+        raise AuthoringError(f"fix this first: {describe_problem(str(exc))}") from exc
     with transaction.atomic():
         check = RungCheck.objects.create(draft=draft, content_hash=files.content_hash, files=draft_files(draft), requested_by=user)
         lifecycle.enqueue_on_commit(CHECKS, check.pk, _check_queue(files.meta.gpu))
@@ -215,7 +218,7 @@ def publish_draft(draft: RungDraft, user: Any) -> RungVersion:
     try:
         files = build_draft(draft)
     except CatalogError as exc:
-        raise PublishRefused(str(exc)) from exc
+        raise PublishRefused(str(describe_problem(str(exc)))) from exc
     check = draft.checks.first()
     if check is None:
         raise PublishRefused("run a Check first: publishing needs a passing Check")

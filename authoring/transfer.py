@@ -102,6 +102,9 @@ def rung_files(content: RungContent, slug: str) -> dict[str, str]:
     equivalent = [{"id": str(item.get("id", "")), "reason": str(item.get("reason", ""))} for item in getattr(content, "equivalent_mutants", None) or []]
     if equivalent:
         meta["equivalent_mutants"] = equivalent
+    hints = [str(hint) for hint in getattr(content, "hints", None) or []]
+    if hints:
+        meta["hints"] = hints
     files = {
         "rung.yaml": _dump_yaml(meta),
         "instructions.md": content.instructions_md,

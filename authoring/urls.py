@@ -24,4 +24,6 @@ urlpatterns = [
     path("modules/<slug:slug>/rungs/<slug:rung>/publish", views.rung_publish, name="rung-publish"),
     path("modules/<slug:slug>/rungs/<slug:rung>/discard", views.rung_discard, name="rung-discard"),
     path("modules/<slug:slug>/rungs/<slug:rung>/dashboard", views.rung_dashboard, name="rung-dashboard"),
+    path("modules/<slug:slug>/reports/", views.report_queue, name="reports"),
+    path("modules/<slug:slug>/reports/<int:pk>/", views.report_detail, name="report"),
 ]

@@ -20,6 +20,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from aids import services as aids_services
+from aids.constants import ReportStatus
+from aids.exceptions import AidRefused
+from aids.forms import ResolveReportForm
+from aids.models import ProblemReport
 from exercises.models import Module, Rung
 from frontend.markdown import render_markdown
 from grader import rejudge
@@ -321,7 +326,8 @@ def module_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     module = _get_module_for_editor(request, slug)
     rungs = list(Rung.objects.filter(module=module, current_version__isnull=False).order_by("order", "slug"))
     return render(request, "authoring/dashboard.html", {"module": module, "rung": None, "rungs": rungs, "rows": stats.rung_table(module),
-                                                         "charts": stats.charts_for(rungs)})
+                                                         "charts": stats.charts_for(rungs),
+                                                         "open_reports": aids_services.open_report_count(module)})
 
 
 @_guarded
@@ -330,7 +336,50 @@ def rung_dashboard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
     module = _get_module_for_editor(request, slug)
     rung_obj = get_object_or_404(Rung, module=module, slug=rung)
     return render(request, "authoring/dashboard.html", {"module": module, "rung": rung_obj, "rungs": [rung_obj], "rows": None,
-                                                         "charts": stats.charts_for([rung_obj])})
+                                                         "charts": stats.charts_for([rung_obj]),
+                                                         "hint_use": aids_services.hint_use(rung_obj),
+                                                         "open_reports": aids_services.open_report_count(module)})
+
+
+# --- Problem reports from learners ------------------------------------------------------
+
+
+def _get_report_for_editor(request: HttpRequest, slug: str, pk: int) -> tuple[Module, ProblemReport]:
+    """A report on one of the module's rungs, for the module's owners and admins only."""
+    module = _get_module_for_editor(request, slug)
+    report = get_object_or_404(ProblemReport.objects.select_related("learner", "rung", "submission", "resolved_by"), pk=pk, rung__module=module)
+    return module, report
+
+
+@_guarded
+@require_GET
+def report_queue(request: HttpRequest, slug: str) -> HttpResponse:
+    module = _get_module_for_editor(request, slug)
+    status = request.GET.get("status", ReportStatus.OPEN)
+    status = status if status in (*ReportStatus.values, "all") else ReportStatus.OPEN
+    reports = aids_services.report_queue(module, None if status == "all" else status)
+    return render(request, "authoring/reports.html", {"module": module, "reports": reports, "status": status, "statuses": ReportStatus.choices})
+
+
+@_guarded
+@require_http_methods(["GET", "POST"])
+def report_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    module, report = _get_report_for_editor(request, slug, pk)
+    form = ResolveReportForm(request.POST or None, initial={"note": report.note})
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "reopen":
+                aids_services.reopen_report(report)
+                messages.success(request, "Report reopened.")
+            elif form.is_valid():
+                aids_services.resolve_report(report, by=request.user, note=form.cleaned_data["note"])
+                messages.success(request, "Report resolved; the learner sees your note in the workspace.")
+            else:
+                return render(request, "authoring/report.html", {"module": module, "report": report, "form": form}, status=400)
+        except AidRefused as exc:
+            messages.error(request, exc.message)
+        return redirect("authoring:report", module.slug, report.pk)
+    return render(request, "authoring/report.html", {"module": module, "report": report, "form": form})
 
 
 # --- Review and operations (admins) --------------------------------------------------------

@@ -41,5 +41,8 @@ def job_for(content: RungContent, kind: str, code: str, *, seed: int = 0) -> Job
     if limits.time_s > settings.SANDBOX_MAX_TIME_S:
         # Every timeout up the chain (Celery, the broker) is derived from this cap.
         limits = replace(limits, time_s=settings.SANDBOX_MAX_TIME_S)
+    if mode == "run" and limits.time_s > settings.GRADER_RUN_TIME_S:
+        # A Run is a quick check of the visible tests: a loop shows up sooner.
+        limits = replace(limits, time_s=settings.GRADER_RUN_TIME_S)
     reference = content.reference if mode == "submit" else ""
     return Job(mode=mode, source=code, tests=tests, limits=limits, seed=seed, reference=reference)

@@ -45,6 +45,8 @@ class RungFiles:
         meta = self.meta.model_dump(mode="json")
         if not meta["equivalent_mutants"]:
             del meta["equivalent_mutants"]  # a rung without the key keeps the hash it had before the key existed
+        if not meta["hints"]:
+            del meta["hints"]  # likewise for hints
         payload = {
             "meta": meta,
             "instructions": self.instructions,

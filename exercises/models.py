@@ -95,6 +95,8 @@ class RungVersion(models.Model):
     gpu = models.BooleanField(default=False)
     # [{"id": mutant id, "reason": str}]: mutants the author marked equivalent (exercises.mutation).
     equivalent_mutants = models.JSONField(default=list, blank=True)
+    # [markdown, ...]: hints a learner reveals one at a time (aids.HintReveal); never graded.
+    hints = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from .constants import Difficulty, TestVisibility
 
@@ -10,6 +12,9 @@ SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 # A mutant's id (exercises.mutation): Cosmic Ray's operator, a hash of the
 # change, and a counter when the same change appears twice in one function.
 MUTANT_ID_PATTERN = r"^[A-Za-z]+(?:_[A-Za-z]+)*-[0-9a-f]{8}(?:-[0-9]+)?$"
+# A rung's hints: how many, and how long each may be.
+HINTS_MAX = 5
+HINT_MAX_CHARS = 1000
 
 
 class Strict(BaseModel):
@@ -80,6 +85,10 @@ class RungMeta(Strict):
     wrong_solutions: dict[str, str] = Field(default_factory=dict)
     # Surviving mutants the author proved equivalent; the mutation score leaves them out.
     equivalent_mutants: list[EquivalentMutant] = Field(default_factory=list)
+    # Hints a learner reveals one at a time, in this order (Markdown each). Never graded.
+    hints: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=HINT_MAX_CHARS)]] = Field(
+        default_factory=list, max_length=HINTS_MAX
+    )
 
     @field_validator("equivalent_mutants")
     @classmethod

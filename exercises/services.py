@@ -97,6 +97,7 @@ def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
         limits=meta.limits.model_dump(mode="json"),
         gpu=meta.gpu,
         equivalent_mutants=[mutant.model_dump(mode="json") for mutant in meta.equivalent_mutants],
+        hints=list(meta.hints),
     )
     rung.current_version = version
     rung.save(update_fields=["current_version"])

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
-from grader.messages import CODE_NOT_TEXT
+from grader.messages import CODE_EMPTY, CODE_NOT_TEXT, CODE_TOO_LARGE, STALE_PAGE
 
 
 class SignupForm(UserCreationForm[User]):
@@ -17,27 +18,38 @@ class SignupForm(UserCreationForm[User]):
         fields = ("username", "email")
 
 
+def code_size(code: str) -> int:
+    """The size the limit counts: UTF-8 bytes, as the browser's counter shows them."""
+    return len(code.encode("utf-8", errors="surrogatepass"))
+
+
 class CodeForm(forms.Form):
-    """A Run or Submit: the code, and the version the page showed."""
+    """A Run or Submit: the code, and the version the page showed. Every
+    refusal is one sentence of ``grader.messages``, never Django's own."""
 
-    code = forms.CharField(
-        strip=False, required=True, max_length=1_000_000, error_messages={"null_characters_not_allowed": CODE_NOT_TEXT}
-    )
-    version = forms.IntegerField(min_value=1)
-
-
-class DraftForm(forms.Form):
-    """An autosave of the editor. Capped like a submission, counted in UTF-8 bytes."""
-
-    MAX_BYTES = 64 * 1024
-
-    code = forms.CharField(strip=False, required=False, max_length=MAX_BYTES)
+    code = forms.CharField(strip=False, required=False, error_messages={"null_characters_not_allowed": CODE_NOT_TEXT})
+    version = forms.IntegerField(min_value=1, error_messages={"required": STALE_PAGE, "invalid": STALE_PAGE, "min_value": STALE_PAGE})
 
     def clean_code(self) -> str:
         code: str = self.cleaned_data["code"]
-        size = len(code.encode("utf-8", errors="surrogatepass"))
-        if size > self.MAX_BYTES:
-            raise forms.ValidationError(f"The draft is {size} bytes; drafts are limited to {self.MAX_BYTES} bytes (64 KiB).", code="too_large")
+        if not code.strip():
+            raise forms.ValidationError(CODE_EMPTY, code="empty")
+        size = code_size(code)
+        if size > settings.GRADER_MAX_CODE_BYTES:
+            raise forms.ValidationError(CODE_TOO_LARGE.format(size=size, limit=settings.GRADER_MAX_CODE_BYTES), code="too_large")
+        return code
+
+
+class DraftForm(forms.Form):
+    """An autosave of the editor, capped like a submission (in UTF-8 bytes); an empty draft is allowed."""
+
+    code = forms.CharField(strip=False, required=False, error_messages={"null_characters_not_allowed": CODE_NOT_TEXT})
+
+    def clean_code(self) -> str:
+        code: str = self.cleaned_data["code"]
+        size = code_size(code)
+        if size > settings.GRADER_MAX_CODE_BYTES:
+            raise forms.ValidationError(CODE_TOO_LARGE.format(size=size, limit=settings.GRADER_MAX_CODE_BYTES), code="too_large")
         if "\x00" in code:
-            raise forms.ValidationError("The draft must be text.", code="not_text")
+            raise forms.ValidationError(CODE_NOT_TEXT, code="not_text")
         return code

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import Count, Q
 
 from exercises.models import Module, Rung
 from grader.models import Progress, Submission
 
 from .models import Draft
 
-HISTORY_LIMIT = 50
+HISTORY_PAGE = 10
+
+
+@dataclass(frozen=True)
+class Attempt:
+    submission: Submission
+    passed: int
+    total: int
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    attempts: list[Attempt]
+    has_more: bool
 
 
 def save_draft(*, user: Any, rung: Rung, code: str) -> Draft:
@@ -30,13 +46,27 @@ def opening_code(user: Any, rung: Rung) -> str:
     return version.starter_code if version is not None else ""
 
 
-def attempt_history(user: Any, rung: Rung) -> list[Submission]:
-    """The learner's own Runs and Submits of ``rung``, newest first."""
-    return list(
+def attempt_history(user: Any, rung: Rung, *, page: int = 1) -> HistoryPage:
+    """One page of the learner's own Runs and Submits of ``rung``, newest
+    first, each with ``passed_count`` and ``test_count`` (its score)."""
+    start = (page - 1) * HISTORY_PAGE
+    rows = list(
         Submission.objects.filter(user=user, rung=rung)
         .select_related("rung_version")
-        .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")[:HISTORY_LIMIT]
+        .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")
+        .annotate(test_count=Count("test_results"), passed_count=Count("test_results", filter=Q(test_results__outcome="passed")))
+        # NOTE: explicit, since a query with aggregates ignores Meta.ordering.
+        .order_by("-enqueued_at", "-pk")
+        [start : start + HISTORY_PAGE + 1]
     )
+    attempts = [Attempt(row, int(getattr(row, "passed_count", 0)), int(getattr(row, "test_count", 0))) for row in rows[:HISTORY_PAGE]]
+    return HistoryPage(attempts=attempts, has_more=len(rows) > HISTORY_PAGE)
+
+
+def next_rung(rung: Rung) -> Rung | None:
+    """The next published rung of ``rung``'s module, in ladder order."""
+    later = Rung.objects.filter(module_id=rung.module_id, current_version__isnull=False).exclude(pk=rung.pk)
+    return later.filter(Q(order__gt=rung.order) | Q(order=rung.order, slug__gt=rung.slug)).order_by("order", "slug").first()
 
 
 def module_progress(user: Any, modules: list[Module]) -> dict[int, tuple[int, int]]:

@@ -18,17 +18,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from exercises.models import Module, Rung, Track
-from grader import events, services
+from grader import events, messages, rejudge, services
 from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Progress, Submission
-from mentor.passages import reference_anchor, split_sections
 
 from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
 from .markdown import render_markdown
 from .models import Draft
+from .sections import reference_anchor, split_sections
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,11 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     rungs = list(module.rungs.all())
     states = _rung_states(request.user, rungs)
-    ladder = [{"rung": rung, "version": rung.current_version, "state": states.get(rung.pk, "not started")} for rung in rungs]
+    regrades = rejudge.regrades_by_rung(int(request.user.pk), [rung.pk for rung in rungs]) if request.user.is_authenticated else {}
+    ladder = [
+        {"rung": rung, "version": rung.current_version, "state": states.get(rung.pk, "not started"), "regrade": regrades.get(rung.pk)}
+        for rung in rungs
+    ]
     context = {
         "module": module,
         "ladder": ladder,
@@ -138,6 +142,9 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "code": frontend_services.opening_code(request.user, rung),
         "starter_code": version.starter_code,
         "solved": services.has_solved(request.user, rung),
+        "next_rung": frontend_services.next_rung(rung),
+        "max_code_bytes": settings.GRADER_MAX_CODE_BYTES,
+        "embed": request.GET.get("embed") == "1",
     }
     return render(request, "frontend/workspace.html", context)
 
@@ -152,9 +159,7 @@ def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
         return JsonResponse({"code": draft.code, "updated_at": draft.updated_at.isoformat()})
     form = DraftForm(request.POST)
     if not form.is_valid():
-        too_large = any(error.code == "too_large" for error in form.errors.as_data().get("code", []))
-        texts = [str(error.message) for error in form.errors.as_data().get("code", [])]
-        return JsonResponse({"error": " ".join(texts) or "Invalid draft."}, status=413 if too_large else 400)
+        return _refused_form(form)
     draft = frontend_services.save_draft(user=request.user, rung=rung, code=form.cleaned_data["code"])
     return JsonResponse({"saved": True, "updated_at": draft.updated_at.isoformat()})
 
@@ -162,8 +167,15 @@ def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
 @login_required
 @require_GET
 def rung_history(request: HttpRequest, slug: str) -> JsonResponse:
-    """The learner's own attempts at this rung, newest first, with their code."""
+    """The learner's own attempts at this rung, newest first, with their code
+    and score, a page of ``HISTORY_PAGE`` at a time (``?page=2`` for older)."""
     rung = _get_rung(slug)
+    try:
+        page = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        page = 1
+    history = frontend_services.attempt_history(request.user, rung, page=page)
+    regrades = rejudge.latest_regrades(attempt.submission.pk for attempt in history.attempts)
     attempts = [
         {
             "id": submission.pk,
@@ -173,12 +185,22 @@ def rung_history(request: HttpRequest, slug: str) -> JsonResponse:
             "version": submission.rung_version.number,
             "enqueued_at": submission.enqueued_at.isoformat(),
             "code": submission.code,
+            "passed": attempt.passed,
+            "total": attempt.total,
+            "regraded": _regrade_json(regrades.get(submission.pk)),
             "state_url": reverse("submission-state", args=[submission.pk]),
             "events_url": reverse("submission-events", args=[submission.channel]),
         }
-        for submission in frontend_services.attempt_history(request.user, rung)
+        for attempt in history.attempts
+        for submission in [attempt.submission]
     ]
-    return JsonResponse({"attempts": attempts})
+    return JsonResponse({"attempts": attempts, "page": page, "next_page": page + 1 if history.has_more else None})
+
+
+def _regrade_json(result: Any) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {"version": result.new_version.number, "old_outcome": result.old_outcome, "new_outcome": result.new_outcome}
 
 
 @login_required
@@ -210,15 +232,14 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
         raise Http404
     rung = _get_rung(slug)
     if not _form_is_utf8(request):
-        return JsonResponse({"error": "The request is not valid UTF-8 text."}, status=400)
+        return JsonResponse({"error": messages.CODE_NOT_TEXT, "code": "not_text"}, status=400)
     form = CodeForm(request.POST)
     if not form.is_valid():
-        first = next((error["message"] for errors in form.errors.get_json_data().values() for error in errors), "")
-        return JsonResponse({"error": f"Invalid request: {first}", "fields": form.errors.get_json_data()}, status=400)
+        return _refused_form(form)
     version = rung.current_version
     assert version is not None
     if form.cleaned_data["version"] != version.number:
-        return JsonResponse({"error": "This exercise was updated since you opened it. Reload the page to get the new version."}, status=409)
+        return JsonResponse({"error": messages.VERSION_CHANGED, "code": "version_changed"}, status=409)
     try:
         submission = services.submit_solution(user=request.user, rung=rung, kind=kind, code=form.cleaned_data["code"])
     except SubmissionRejected as exc:
@@ -236,6 +257,14 @@ def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonRespons
         },
         status=202,
     )
+
+
+def _refused_form(form: CodeForm | DraftForm) -> JsonResponse:
+    """The form's first error as the one sentence the page shows, with its
+    code (``empty``, ``too_large``, ...): 413 for code over the limit, else 400."""
+    first = next(error for errors in form.errors.as_data().values() for error in errors)
+    text = " ".join(str(message) for message in first.messages)
+    return JsonResponse({"error": text, "code": first.code or "invalid"}, status=413 if first.code == "too_large" else 400)
 
 
 def _form_is_utf8(request: HttpRequest) -> bool:
@@ -264,6 +293,9 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         "tests": tests,
         "timings": submission.timings,
         "peak_memory_bytes": submission.peak_memory_bytes,
+        "enqueued_at": submission.enqueued_at.isoformat(),
+        "cancel_url": reverse("submission-cancel", args=[submission.pk]),
+        "regraded": _regrade_json(rejudge.latest_regrades([submission.pk]).get(submission.pk)),
     }
     if submission.kind == Kind.RUN:
         payload["stdout"] = submission.stdout
@@ -280,6 +312,20 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
 def submission_state(request: HttpRequest, pk: int) -> JsonResponse:
     submission = _get_submission_for_user(request, pk)
     return JsonResponse(submission_payload(submission, request.user))
+
+
+@login_required
+@require_POST
+def submission_cancel(request: HttpRequest, pk: int) -> JsonResponse:
+    """The learner stops their own queued or running job; it does not count as an attempt."""
+    submission = _get_submission_for_user(request, pk)
+    if submission.user_id != request.user.pk:
+        raise Http404("No such submission.")
+    try:
+        services.cancel_submission(submission)
+    except SubmissionRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.http_status)
+    return JsonResponse({"cancelled": True, "state_url": reverse("submission-state", args=[submission.pk])})
 
 
 _STREAM_SLOTS = threading.BoundedSemaphore(settings.LIVE_STREAMS_PER_PROCESS)

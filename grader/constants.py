@@ -24,6 +24,8 @@ class Outcome(models.TextChoices):
     MEMORY_LIMIT = "memory_limit", "Memory limit"
     OUTPUT_LIMIT = "output_limit", "Output limit"
     INFRA_ERROR = "infra_error", "Grader error"
+    # The learner stopped it: never an attempt, never progress.
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class CaseOutcome(models.TextChoices):
@@ -43,6 +45,7 @@ OUTCOME_RANK = {
     Outcome.MEMORY_LIMIT: 2,
     Outcome.OUTPUT_LIMIT: 1,
     Outcome.INFRA_ERROR: 0,
+    Outcome.CANCELLED: 0,
 }
 
 

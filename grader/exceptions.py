@@ -14,6 +14,12 @@ class SubmissionInFlight(SubmissionRejected):
     http_status = 409
 
 
+class NothingToCancel(SubmissionRejected):
+    """Cancel was asked of a job that had already ended."""
+
+    http_status = 409
+
+
 class SubmissionThrottled(SubmissionRejected):
     """The learner is over the per-learner rate limit."""
 

@@ -189,6 +189,23 @@ def finish(claim: Claim, **fields: Any) -> bool:
     return done == 1
 
 
+def cancel(kind: JobKind, pk: int, **fields: Any) -> bool:
+    """End a queued or running job at its owner's request, writing ``fields``.
+
+    Its claimer, if any, loses the claim: its ``finish`` writes nothing, and
+    ``holds`` tells it to stop the job. False when the job had already ended.
+    """
+    cancelled = kind.rows().filter(pk=pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
+        status=Status.DONE, finished_at=timezone.now(), claimed_by="", **fields
+    )
+    return cancelled == 1
+
+
+def holds(claim: Claim) -> bool:
+    """Whether ``claim`` still holds its job (not cancelled, not reaped)."""
+    return _held(claim).exists()
+
+
 def enqueue(kind: JobKind, pk: int, queue: str) -> None:
     """Send the job's task by name, so no service imports a tasks module.
 

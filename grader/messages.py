@@ -18,6 +18,7 @@ OUTCOME_SUMMARY = {
     Outcome.MEMORY_LIMIT: "Your code used more memory than the limit allows.",
     Outcome.OUTPUT_LIMIT: "Your code printed more output than the limit allows.",
     Outcome.INFRA_ERROR: "The grader failed on our side. This attempt does not count; please try again.",
+    Outcome.CANCELLED: "You cancelled this job. It does not count as an attempt.",
 }
 
 # Ours, keyed by the stable error code (``sandbox.errors`` and ``ErrorCode``).
@@ -66,8 +67,11 @@ STATE_LEAK_NOTE = (
     "state between calls. Make each call depend only on its arguments."
 )
 
-CODE_TOO_LARGE = "Your code is {size} bytes; the limit is {limit} bytes."
+CODE_TOO_LARGE = "Your code is {size:,} bytes; the limit is {limit:,} bytes. Remove some of it (large data belongs in the tests, not the solution)."
 CODE_NOT_TEXT = "Your code must be UTF-8 text without NUL bytes."
+CODE_EMPTY = "The editor is empty, so there is nothing to run. Write your solution, or reset to the starter code."
+VERSION_CHANGED = "This exercise was updated since you opened it. Reload the page to get the new version (your draft is kept)."
+STALE_PAGE = "This page is out of date. Reload it (your draft is kept) and try again."
 
 IN_FLIGHT = "Your previous code for this exercise is still being graded; wait for its result, then try again."
 THROTTLED = "You are sending code faster than {limit} times a minute. Try again in {seconds} s."
@@ -76,5 +80,12 @@ TOO_MANY_IN_FLIGHT = (
     "You already have {count} jobs waiting or running (the limit is {limit}). "
     "Wait for one to finish; try again in {seconds} s."
 )
+NOTHING_TO_CANCEL = "This job has already finished; there is nothing to cancel."
 UNKNOWN_KIND = "Unknown kind of submission."
 NOT_PUBLISHED = "This exercise is not published yet."
+
+# A job that stopped early (time, memory or output limit): where it stopped,
+# and each test it never reached.
+STUCK_IN_TEST = "It was stuck in {name}; the tests after it did not run."
+STUCK_UNKNOWN = "No test reported a result before the limit, so the code was stuck while loading or in the first test."
+NOT_RUN = "Not run: the job stopped before this test."

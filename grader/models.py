@@ -17,6 +17,23 @@ def _channel_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+class ClaimedJob(models.Model):
+    """The fields ``grader.lifecycle`` claims, requeues and finishes a job by (see ``JobKind``).
+
+    For kinds other apps register (e.g. the LTI app's score posts).
+    """
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    claimed_by = models.CharField(max_length=200, blank=True, help_text="The worker that claimed it last.")
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
 class Submission(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     # Denormalised from rung_version so the database itself can enforce

@@ -18,7 +18,7 @@ from django.utils import timezone
 from exercises.runners import default_runner
 from sandbox.interface import Runner
 
-from . import lifecycle, results
+from . import hooks, lifecycle, results
 from .constants import OUTCOME_RANK, Kind, Outcome, Status
 from .models import Progress, Rejudge, RejudgeResult, Submission
 from .services import build_job
@@ -77,18 +77,56 @@ def rejudge_one(result_id: int, *, runner: Runner | None = None, worker: str = "
     return result
 
 def recompute_progress(user_id: int, rung_id: int) -> Progress | None:
-    """Progress from the recorded Submits alone (after a rejudge changed some)."""
-    graded = Submission.objects.filter(user_id=user_id, rung_id=rung_id, kind=Kind.SUBMIT, status=Status.DONE).exclude(outcome=Outcome.INFRA_ERROR)
+    """Progress from the recorded Submits alone (after a rejudge changed some).
+
+    NOTE: a solve stands. A learner who passed has read the reference
+    solution; a rejudge that now fails their code (a hidden test was
+    tightened) is shown on the attempt and the module page ("regraded
+    against version N"), but it never takes ``solved_at`` back, so the rung
+    stays solved and the reference stays unlocked. A rejudge that now passes
+    an attempt solves the rung, dated by that attempt. Both writes are
+    conditional UPDATEs on the row as read.
+    """
+    graded = Submission.objects.filter(user_id=user_id, rung_id=rung_id, kind=Kind.SUBMIT, status=Status.DONE).exclude(
+        outcome__in=[Outcome.INFRA_ERROR, Outcome.CANCELLED]
+    )
     outcomes = list(graded.values_list("outcome", flat=True))
-    if not outcomes:
-        Progress.objects.filter(user_id=user_id, rung_id=rung_id).delete()
-        return None
     progress, _ = Progress.objects.select_for_update().get_or_create(user_id=user_id, rung_id=rung_id)
-    progress.attempts = len(outcomes)
-    progress.best_outcome = max(outcomes, key=lambda outcome: OUTCOME_RANK[Outcome(outcome)])
-    progress.solved_at = graded.filter(outcome=Outcome.PASSED).aggregate(first=Min("finished_at"))["first"]
-    progress.save()
+    if not outcomes and progress.solved_at is None:
+        Progress.objects.filter(pk=progress.pk, solved_at__isnull=True).delete()
+        return None
+    attempts = len(outcomes)
+    first_pass = graded.filter(outcome=Outcome.PASSED).aggregate(first=Min("finished_at"))["first"]
+    if progress.solved_at is not None:
+        outcomes.append(Outcome.PASSED)  # the solve stands
+    best = max(outcomes, key=lambda outcome: OUTCOME_RANK[Outcome(outcome)])
+    updated = Progress.objects.filter(pk=progress.pk, solved_at=progress.solved_at).update(
+        attempts=attempts, best_outcome=best, solved_at=progress.solved_at or first_pass, updated_at=timezone.now()
+    )
+    if updated != 1:
+        raise RuntimeError(f"progress {progress.pk} changed while it was locked")
+    progress.refresh_from_db()
     return progress
+
+
+def latest_regrades(submission_ids: Iterable[int]) -> dict[int, RejudgeResult]:
+    """For each submission a rejudge changed, the last applied result (old and new outcome, new version)."""
+    latest: dict[int, RejudgeResult] = {}
+    applied = RejudgeResult.objects.filter(submission_id__in=list(submission_ids), applied=True).select_related("new_version", "rejudge")
+    for result in applied.order_by("rejudge__applied_at", "pk"):
+        latest[result.submission_id] = result
+    return latest
+
+
+def regrades_by_rung(user_id: int, rung_ids: Iterable[int]) -> dict[int, RejudgeResult]:
+    """For each rung, the learner's most recent Submit whose grade a rejudge changed."""
+    latest: dict[int, RejudgeResult] = {}
+    applied = RejudgeResult.objects.filter(
+        submission__user_id=user_id, submission__rung_id__in=list(rung_ids), submission__kind=Kind.SUBMIT, applied=True
+    ).select_related("new_version", "rejudge", "submission")
+    for result in applied.order_by("rejudge__applied_at", "pk"):
+        latest[result.submission.rung_id] = result
+    return latest
 
 
 def rejudge_state(rejudge: Rejudge) -> dict[str, Any]:
@@ -121,15 +159,24 @@ def apply_rejudge(rejudge: Rejudge, user: Any) -> int:
         if not result.changed or result.new_outcome == Outcome.INFRA_ERROR:
             continue
         submission = result.submission
-        Submission.objects.filter(pk=submission.pk).update(
-            outcome=result.new_outcome, rung_version=result.new_version, message=result.message, error_code=result.error_code
-        )
+        # Only onto the grade the rejudge read: a submission regraded since
+        # (another rejudge applied first) keeps its newer grade.
+        moved = Submission.objects.filter(
+            pk=submission.pk, status=Status.DONE, outcome=result.old_outcome, rung_version=result.old_version_id
+        ).update(outcome=result.new_outcome, rung_version=result.new_version, message=result.message, error_code=result.error_code)
+        if moved != 1:
+            log.warning("rejudge %s: submission %s changed since it was regraded; left as it is", rejudge.pk, submission.pk)
+            continue
+        if RejudgeResult.objects.filter(pk=result.pk, applied=False).update(applied=True) != 1:
+            raise RuntimeError(f"rejudge result {result.pk} was applied twice")
         results.write_test_rows(submission, results.shown_tests_from_dicts(result.new_tests, hidden=submission.kind == Kind.SUBMIT))
-        RejudgeResult.objects.filter(pk=result.pk).update(applied=True)
         changed += 1
         if submission.kind == Kind.SUBMIT:
             touched.add((submission.user_id, submission.rung_id))
+            if result.new_outcome == Outcome.PASSED:
+                hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     for user_id, rung_id in touched:
         recompute_progress(user_id, rung_id)
-    Rejudge.objects.filter(pk=rejudge.pk).update(applied_at=timezone.now(), applied_by=user)
+    if Rejudge.objects.filter(pk=rejudge.pk, applied_at__isnull=True).update(applied_at=timezone.now(), applied_by=user) != 1:
+        raise RuntimeError(f"rejudge {rejudge.pk} was applied twice")
     return changed

@@ -26,6 +26,7 @@ database).
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -78,9 +79,38 @@ class Graded:
 
 
 class DescribesHiddenTests(Protocol):
-    """A rung version: what its author says about each hidden test."""
+    """A rung version: its test files, and what its author says about each hidden test."""
+
+    visible_tests: str
+    hidden_tests: str
 
     def hidden_description(self, test_name: str) -> str: ...
+
+
+# Outcomes after which the harness stopped early: tests it never reached are listed as not run.
+STOPPED_EARLY = {Outcome.TIMEOUT, Outcome.MEMORY_LIMIT, Outcome.OUTPUT_LIMIT}
+
+
+def planned_tests(source: str) -> list[str]:
+    """The test functions a test file defines, in the order pytest runs them (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")]
+
+
+def _not_run(tests: list[ShownTest], *, kind: str, version: DescribesHiddenTests) -> list[ShownTest]:
+    seen = {test.name for test in tests}
+    planned = planned_tests(version.hidden_tests if kind == Kind.SUBMIT else version.visible_tests)
+    return [ShownTest(name, "skipped", 0.0, messages.NOT_RUN, "", hidden=kind == Kind.SUBMIT) for name in planned if name not in seen]
+
+
+def _where_it_stopped(tests: Sequence[ShownTest]) -> str:
+    stuck = next((test.name for test in tests if test.outcome == "timeout"), None)
+    if stuck is not None:
+        return messages.STUCK_IN_TEST.format(name=stuck)
+    return "" if any(test.outcome != "skipped" for test in tests) else messages.STUCK_UNKNOWN
 
 
 def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, leaked: bool = False) -> ShownTest:
@@ -127,12 +157,19 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
     leaks = set(result.state_leaks)
     tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks) for case in result.tests]
     submit = kind == Kind.SUBMIT
+    message = summary_for(result, kind)
+    if result.outcome in STOPPED_EARLY:
+        # NOTE: the harness (dojo_harness.main) words a timeout while loading the learner's module this way.
+        stuck_loading = result.message.startswith("Your code did not finish loading")
+        if not submit and result.outcome == Outcome.TIMEOUT and not stuck_loading:
+            message = f"{message} {_where_it_stopped(tests)}".strip()
+        tests += _not_run(tests, kind=kind, version=version)
     timings: dict[str, Any] = dict(result.timings)
     if submit:
         timings = {key: round(value) if isinstance(value, float) else value for key, value in timings.items()}
     return Graded(
         outcome=result.outcome,
-        message=summary_for(result, kind),
+        message=message,
         error_code=safe_text(result.error_code, 40),
         stdout="" if submit else safe_text(result.stdout),
         stderr="" if submit else safe_text(result.stderr),

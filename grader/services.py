@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import math
 import secrets
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Min
 from django.utils import timezone
 
@@ -27,12 +28,20 @@ from sandbox import errors
 from sandbox.interface import Runner
 from sandbox.jobs import CaseResult, Job, JobResult
 
-from . import events, lifecycle, messages, results
+from . import events, hooks, lifecycle, messages, results
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
-from .exceptions import GraderBusy, RetryLater, SubmissionInFlight, SubmissionRejected, SubmissionThrottled, TooManyJobsInFlight
+from .exceptions import (
+    GraderBusy,
+    NothingToCancel,
+    RetryLater,
+    SubmissionInFlight,
+    SubmissionRejected,
+    SubmissionThrottled,
+    TooManyJobsInFlight,
+)
 from .models import Progress, Submission
 
-__all__ = ["GraderBusy", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
+__all__ = ["GraderBusy", "NothingToCancel", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +169,40 @@ def _live_test_recorder(submission: Submission) -> Callable[[str, dict[str, Any]
     return on_event
 
 
+class _CancelWatch:
+    """Stops a job's container once its claim is lost: the learner cancelled
+    it (``cancel_submission``) or the reaper gave it away. Checks every
+    ``GRADER_CANCEL_POLL_S`` from its own thread while the runner waits."""
+
+    def __init__(self, claim: lifecycle.Claim, runner: Runner) -> None:
+        self._claim = claim
+        self._runner = runner
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, container_id: str) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, args=(container_id,), daemon=True, name=f"cancel-watch-{self._claim.pk}")
+            self._thread.start()
+
+    def _run(self, container_id: str) -> None:
+        try:
+            while not self._done.wait(settings.GRADER_CANCEL_POLL_S):
+                if not lifecycle.holds(self._claim):
+                    log.info("submission %s: cancelled; stopping its container", self._claim.pk)
+                    self._runner.stop(container_id)
+                    return
+        except Exception:
+            log.exception("submission %s: the cancel watch failed", self._claim.pk)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def close(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
 def grade_submission(submission_id: int, *, runner: Runner | None = None, worker: str = "") -> Submission | None:
     """Claim, grade and record one submission; None when there was nothing to claim."""
     claim = lifecycle.claim(lifecycle.SUBMISSIONS, submission_id, worker)
@@ -167,7 +210,22 @@ def grade_submission(submission_id: int, *, runner: Runner | None = None, worker
         return None
     submission = Submission.objects.select_related("rung_version__rung", "user").get(pk=submission_id)
     events.publish_changed(submission.channel)
-    result = (runner or default_runner()).run(build_job(submission), on_event=_live_test_recorder(submission))
+    runner = runner or default_runner()
+    record_test = _live_test_recorder(submission)
+    cancel_watch = _CancelWatch(claim, runner)
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "container":
+            cancel_watch.watch(str(data["id"]))
+        record_test(kind, data)
+
+    try:
+        result = runner.run(build_job(submission), on_event=on_event)
+    finally:
+        cancel_watch.close()
+    if not lifecycle.holds(claim):
+        log.info("submission %s: cancelled or reaped while it ran; its result is dropped", submission.pk)
+        return None
     if result.is_infra_error and result.error_code in errors.RETRYABLE and claim.attempt < settings.GRADER_MAX_ATTEMPTS:
         # Ours, not the learner's: put it back in the queue for another try.
         if not lifecycle.requeue(claim, error_code=result.error_code, message=messages.infra_error(result.error_code)):
@@ -217,6 +275,8 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
     results.write_test_rows(submission, graded.tests)
     if submission.kind == Kind.SUBMIT and graded.outcome != Outcome.INFRA_ERROR:
         update_progress(submission.user, submission.rung_version.rung, graded.outcome, timezone.now())
+        if graded.outcome == Outcome.PASSED:
+            hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     return True
 
 
@@ -229,6 +289,16 @@ def update_progress(user: Any, rung: Rung, outcome: str, when: Any) -> Progress:
         progress.solved_at = when
     progress.save()
     return progress
+
+
+def cancel_submission(submission: Submission) -> None:
+    """Stop a queued or running job at its learner's request: it ends as
+    ``cancelled`` and never counts as an attempt. A running job loses its
+    claim, so its worker stops the container (``_CancelWatch``) and records
+    nothing. Raises ``NothingToCancel`` (a 409) when the job had already ended."""
+    if not lifecycle.cancel(lifecycle.SUBMISSIONS, submission.pk, outcome=Outcome.CANCELLED, message="", error_code=""):
+        raise NothingToCancel(messages.NOTHING_TO_CANCEL)
+    transaction.on_commit(lambda: events.publish_changed(submission.channel))
 
 
 def has_solved(user: Any, rung: Rung) -> bool:

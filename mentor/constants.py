@@ -13,6 +13,8 @@ QUESTION_MAX_CHARS = 1000
 TOP_K = 3
 # Characters of a passage shown under an answer, and sent to the model.
 EXCERPT_CHARS = 500
+# A single paragraph is shown whole up to this many characters (never cut inside a formula).
+EXCERPT_MAX_CHARS = 1500
 CONTEXT_CHARS_PER_PASSAGE = 4000
 
 # BM25 parameters (the usual ones) and the extra weight of a passage's title.

@@ -7,6 +7,10 @@ NO_PASSAGES = (
     "The module does not seem to cover this. Try other words, or look through the concept card "
     "and the quick reference."
 )
+# The heading of an answer box: honest about who wrote the answer.
+LABEL_MODULE = "From the module"
+LABEL_MODEL = "The mentor's answer (written by a model from the module's text)"
+
 LOGIN_REQUIRED = "Log in to ask the mentor."
 UNKNOWN_MODULE = "There is no such module."
 UNKNOWN_RUNG = "There is no such exercise in this module."
@@ -24,6 +28,7 @@ Answer the learner's question using ONLY the numbered passages from the course m
 Rules:
 - Do not use any knowledge that is not in the passages, even if you know the answer.
 - Cite the passages you use in square brackets, e.g. [1] or [2][3], right after the sentence they support.
+- When a calculator result [C] is given, its numbers are exact: quote them as they are and cite [C]; never redo the arithmetic.
 - If the passages do not answer the question, say plainly: "The module does not cover this." and stop.
 - Never write a complete solution to an exercise; explain the idea and point to the passage instead.
 - Be brief: a few sentences, or a short list."""

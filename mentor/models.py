@@ -69,6 +69,8 @@ class Question(models.Model):
     # [{"key": ..., "title": ..., "url": ...}] in the order shown.
     passages_shown = models.JSONField(default=list, blank=True)
     answered_by_model = models.BooleanField(default=False)
+    # Which calculator answered ("kv_cache", "weights", "zero"), empty when none did.
+    calculator = models.CharField(max_length=20, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]

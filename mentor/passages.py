@@ -1,15 +1,14 @@
 """Cutting a module's teaching text into passages: the text a learner can already read.
 
 Reference solutions, hidden tests and wrong solutions are never read here.
-The sectioning (``split_sections``, ``reference_anchor``) is shared with
-the frontend, which renders the same sections with the same anchors.
+The sectioning (``split_sections``, ``reference_anchor``) is the frontend's
+(``frontend.sections``): passages link to the anchors the pages render.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,15 +16,12 @@ from django.urls import reverse
 from django.utils.text import slugify
 
 from exercises.models import Module, Rung
+from frontend.sections import split_sections
 
 from .constants import (
     INDEX_VERSION,
     PassageKind,
 )
-
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-
 
 # --- Cutting the module into passages --------------------------------------
 
@@ -38,37 +34,6 @@ class PassageDraft:
     url: str
     text: str
     rung: Rung | None = None
-
-
-def reference_anchor(heading: str) -> str:
-    """The id the module page gives a quick-reference block: ``ref-<slug of its heading>``."""
-    return f"ref-{slugify(heading)}"
-
-
-def split_sections(markdown: str, levels: tuple[int, ...]) -> list[tuple[str | None, str]]:
-    """``markdown`` cut at headings of the given levels: (heading or None for the text before the first, body).
-
-    Fenced code is never cut, so a ``## comment`` inside a code block stays text.
-    """
-    sections: list[tuple[str | None, list[str]]] = [(None, [])]
-    fence: str | None = None
-    for line in markdown.splitlines():
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            fence = marker if fence is None else (None if marker == fence else fence)
-        elif fence is None:
-            heading = _HEADING.match(line)
-            if heading and len(heading.group(1)) in levels:
-                sections.append((heading.group(2).strip(), []))
-                continue
-        sections[-1][1].append(line)
-    result: list[tuple[str | None, str]] = []
-    for title, lines in sections:
-        body = "\n".join(lines).strip()
-        if title is not None or body:
-            result.append((title, body))
-    return result
 
 
 def _plain(heading: str) -> str:

@@ -17,6 +17,7 @@ from .constants import (
     BM25_B,
     BM25_K1,
     EXCERPT_CHARS,
+    EXCERPT_MAX_CHARS,
     TITLE_REPEAT,
     TOP_K,
 )
@@ -103,18 +104,36 @@ class Hit:
 
 
 def excerpt(text: str, weights: dict[str, float], limit: int = EXCERPT_CHARS) -> str:
-    """The paragraph of ``text`` that shares most with the question, and what follows it, cut to ``limit``."""
+    """The paragraph of ``text`` that shares most with the question, and the paragraphs after it up to ``limit``.
+
+    Only whole paragraphs are taken, so a formula, a table or a code block is
+    never cut in half (a half formula would show raw ``$`` signs). A single
+    paragraph longer than ``EXCERPT_MAX_CHARS`` is cut at its last sentence
+    end that leaves no formula or code span open.
+    """
     paragraphs = [p.strip() for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
     if not paragraphs:
         return ""
     scores = [sum(weights.get(term, 0.0) for term in set(terms(p))) for p in paragraphs]
     best = max(range(len(paragraphs)), key=lambda i: (scores[i], -i))
-    chosen = "\n\n".join(paragraphs[best:])
-    chosen = _MARKDOWN_NOISE.sub("", chosen).strip()
-    if len(chosen) <= limit:
-        return chosen
-    cut = chosen[:limit].rsplit(None, 1)[0] if " " in chosen[:limit] else chosen[:limit]
-    return cut.rstrip(",;:") + " …"
+    chosen = [paragraphs[best]]
+    for paragraph in paragraphs[best + 1 :]:
+        if sum(len(p) + 2 for p in chosen) + len(paragraph) > limit:
+            break
+        chosen.append(paragraph)
+    result = _MARKDOWN_NOISE.sub("", "\n\n".join(chosen)).strip()
+    if len(result) > EXCERPT_MAX_CHARS:
+        result = _cut_outside_spans(result, EXCERPT_MAX_CHARS)
+    return result
+
+
+def _cut_outside_spans(text: str, limit: int) -> str:
+    """``text`` cut at the last sentence end before ``limit`` where no ``$`` or backtick span is open."""
+    for match in reversed(list(re.finditer(r"[.!?](?=\s)", text[:limit]))):
+        head = text[: match.end()]
+        if head.count("$") % 2 == 0 and head.count("`") % 2 == 0 and head.count("```") % 2 == 0:
+            return head + " …"
+    return text
 
 
 def search(module: Module, question: str, *, limit: int = TOP_K, rung: Rung | None = None) -> list[Hit]:

@@ -20,8 +20,10 @@ from django.db.models import Count, Max, Min
 from django.utils import timezone
 
 from exercises.models import Module, Rung
+from frontend.markdown import render_markdown
 
 from . import llm, messages
+from .calculators.answer import CalculatorAnswer, calculate
 from .constants import (
     CONTEXT_CHARS_PER_PASSAGE,
 )
@@ -44,12 +46,32 @@ class Answer:
     answered_by_model: bool
     error: str = ""
     passages: list[dict[str, str]] = field(default_factory=list)
+    calculation: CalculatorAnswer | None = None
 
     def as_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"answer": self.text, "passages": self.passages, "answered_by_model": self.answered_by_model}
+        data: dict[str, Any] = {
+            "answer": self.text,
+            "answer_html": str(render_markdown(self.text)),
+            "label": messages.LABEL_MODEL if self.answered_by_model else messages.LABEL_MODULE,
+            "passages": self.passages,
+            "answered_by_model": self.answered_by_model,
+            "calculation": calculation_json(self.calculation),
+        }
         if self.error:
             data["error"] = self.error
         return data
+
+
+def calculation_json(calculation: CalculatorAnswer | None) -> dict[str, Any] | None:
+    """A calculator's answer for the page: its working rendered like the module pages."""
+    if calculation is None:
+        return None
+    return {**calculation.as_json(), "markdown": calculation.markdown, "html": str(render_markdown(calculation.markdown))}
+
+
+def passages_json(hits: list[Hit]) -> list[dict[str, str]]:
+    """The passages shown under an answer, each excerpt also rendered to safe HTML."""
+    return [{**hit.as_json(), "html": str(render_markdown(hit.excerpt))} for hit in hits]
 
 
 def check_rate(user: Any) -> None:
@@ -59,44 +81,52 @@ def check_rate(user: Any) -> None:
         raise QuestionRejected(messages.TOO_MANY_QUESTIONS, status=429)
 
 
-def passages_answer(hits: list[Hit]) -> str:
-    """The answer given without a model: the passages speak for themselves."""
+def passages_answer(hits: list[Hit], calculation: CalculatorAnswer | None = None) -> str:
+    """The answer given without a model: the calculator's working, then the passages speak for themselves."""
+    if calculation is not None:
+        return calculation.markdown + ("\n\n" + messages.NO_MODEL_INTRO if hits else "")
     return messages.NO_MODEL_INTRO if hits else messages.NO_PASSAGES
 
 
-def build_chat(module: Module, question: str, hits: list[Hit]) -> list[dict[str, str]]:
-    """The messages sent to the model: the rules, the numbered passages, the question."""
+def build_chat(module: Module, question: str, hits: list[Hit], calculation: CalculatorAnswer | None = None) -> list[dict[str, str]]:
+    """The messages sent to the model: the rules, the numbered passages, the calculator's working, the question."""
     blocks = [f"[{n}] {hit.passage.title}\n{hit.passage.text[:CONTEXT_CHARS_PER_PASSAGE]}" for n, hit in enumerate(hits, start=1)]
-    user = "Passages from the module:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
+    user = "Passages from the module:\n\n" + "\n\n".join(blocks)
+    if calculation is not None:
+        user += "\n\n[C] The platform's calculator (exact, cite it as [C]):\n" + calculation.markdown
+    user += f"\n\nQuestion: {question}"
     return [{"role": "system", "content": messages.SYSTEM_PROMPT.format(module=module.title)}, {"role": "user", "content": user}]
 
 
-def record_question(*, user: Any, module: Module, rung: Rung | None, text: str, hits: list[Hit]) -> Question:
+def record_question(*, user: Any, module: Module, rung: Rung | None, text: str, hits: list[Hit], calculator: str = "") -> Question:
     return Question.objects.create(
         learner=user,
         module=module,
         rung=rung,
         text=text,
         normalised_text=normalise_question(text),
+        calculator=calculator,
         passages_shown=[{"key": hit.passage.key, "title": hit.passage.title, "url": hit.passage.url} for hit in hits],
     )
 
 
-def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Question, list[Hit]]:
+def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Question, list[Hit], CalculatorAnswer | None]:
     check_rate(user)
     hits = search(module, text, rung=rung)
-    return record_question(user=user, module=module, rung=rung, text=text, hits=hits), hits
+    calculation = calculate(module, text)
+    question = record_question(user=user, module=module, rung=rung, text=text, hits=hits, calculator=calculation.kind if calculation else "")
+    return question, hits, calculation
 
 
 def answer_question(*, user: Any, module: Module, rung: Rung | None, text: str) -> Answer:
-    """Answer ``text`` in one piece: from the model when one is configured, else from the passages."""
-    question, hits = _prepare(user, module, rung, text)
-    answer = Answer(question, hits, passages_answer(hits), False, passages=[hit.as_json() for hit in hits])
+    """Answer ``text`` in one piece: from the model when one is configured, else from the calculator and the passages."""
+    question, hits, calculation = _prepare(user, module, rung, text)
+    answer = Answer(question, hits, passages_answer(hits, calculation), False, passages=passages_json(hits), calculation=calculation)
     endpoint = llm.Endpoint.from_settings()
-    if endpoint is None or not hits:
+    if endpoint is None or not (hits or calculation):
         return answer
     try:
-        answer.text = llm.complete(endpoint, build_chat(module, text, hits))
+        answer.text = llm.complete(endpoint, build_chat(module, text, hits, calculation))
     except ModelError as exc:
         log.warning("mentor: model failed: %s", exc.detail or exc.message)
         answer.error = exc.message
@@ -114,24 +144,27 @@ def stream_answer(*, user: Any, module: Module, rung: Rung | None, text: str) ->
     limit raises here, not mid-stream); the events then are: ``passages``,
     any number of ``delta`` pieces, and ``done`` or ``error``.
     """
-    question, hits = _prepare(user, module, rung, text)
+    question, hits, calculation = _prepare(user, module, rung, text)
     endpoint = llm.Endpoint.from_settings()
-    passages = [hit.as_json() for hit in hits]
+    passages = passages_json(hits)
 
     def events() -> Iterator[dict[str, Any]]:
-        yield {"type": "passages", "passages": passages}
-        if endpoint is None or not hits:
-            yield {"type": "done", "answer": passages_answer(hits), "answered_by_model": False}
+        yield {"type": "passages", "passages": passages, "calculation": calculation_json(calculation)}
+        if endpoint is None or not (hits or calculation):
+            fallback = passages_answer(hits, calculation)
+            yield {"type": "done", "answer": fallback, "answer_html": str(render_markdown(fallback)), "label": messages.LABEL_MODULE, "answered_by_model": False}
             return
+        written: list[str] = []
         try:
-            for piece in llm.stream(endpoint, build_chat(module, text, hits)):
+            for piece in llm.stream(endpoint, build_chat(module, text, hits, calculation)):
+                written.append(piece)
                 yield {"type": "delta", "text": piece}
         except ModelError as exc:
             log.warning("mentor: model failed while streaming: %s", exc.detail or exc.message)
             yield {"type": "error", "message": exc.message, "answered_by_model": False}
             return
         Question.objects.filter(pk=question.pk).update(answered_by_model=True)
-        yield {"type": "done", "answered_by_model": True}
+        yield {"type": "done", "answer_html": str(render_markdown("".join(written))), "label": messages.LABEL_MODEL, "answered_by_model": True}
 
     return events()
 

@@ -22,3 +22,8 @@ class Runner(Protocol):
     def run(self, job: Job, on_event: EventCallback | None = None) -> JobResult:
         """Run one job to its end and return its result; never raise for a job's own failure."""
         ...
+
+    def stop(self, container_id: str) -> None:
+        """Kill the container of a job ``run`` is running (the learner cancelled it); ``run`` then
+        returns soon. A container already gone is not an error."""
+        ...

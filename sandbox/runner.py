@@ -162,6 +162,14 @@ class SandboxRunner:
             else:
                 self._finish(launched)
 
+    def stop(self, container_id: str) -> None:
+        try:
+            self._client().containers.get(container_id).kill()
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as exc:  # e.g. it is not running any more
+            log.info("could not stop sandbox container %s: %s", container_id[:12], exc)
+
     def _finish(self, launched: Launched) -> None:
         """Remove a job's container (one job each, always), then let the pool refill."""
         try:

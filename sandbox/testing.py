@@ -53,6 +53,7 @@ class FakeRunner:
 
     def __init__(self, grade: JobResult | Sequence[JobResult] | Grader | None = None) -> None:
         self.jobs: list[Job] = []
+        self.stopped: list[str] = []
         self._grade: Grader
         if grade is None:
             self._grade = lambda job: job_result("passed")
@@ -77,6 +78,9 @@ class FakeRunner:
             for test in result.tests:
                 on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
         return result
+
+    def stop(self, container_id: str) -> None:
+        self.stopped.append(container_id)
 
     @classmethod
     def by_rules(cls, passes: Callable[[Job], set[str]]) -> FakeRunner:

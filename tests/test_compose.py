@@ -37,6 +37,27 @@ def test_compose_file_validates_with_the_production_services():
     assert services["worker-gpu"]["profiles"] == ["gpu"]
 
 
+def test_beat_is_one_service_of_its_own_and_no_worker_embeds_another():
+    services = _config("--profile", "gpu", "--profile", "mentor")["services"]
+    assert services["beat"]["command"][:4] == ["celery", "-A", "config", "beat"]
+    assert "deploy" not in services["beat"] or services["beat"]["deploy"].get("replicas", 1) == 1
+    for name, service in services.items():
+        if name != "beat":
+            assert not {"-B", "--beat"} & set(service.get("command") or []), f"{name} runs a second beat"
+    assert "maintenance" in services["worker"]["command"][services["worker"]["command"].index("-Q") + 1]
+
+
+def test_the_mentor_profile_serves_a_pinned_vllm_on_one_gpu_and_is_off_by_default():
+    assert _config()["services"]["mentor-llm"]["profiles"] == ["mentor"]  # started only with --profile mentor
+    services = _config("--profile", "mentor")["services"]
+    server = services["mentor-llm"]
+    assert server["image"].startswith("vllm/vllm-openai:v")  # a pinned release, never latest
+    assert server["command"][server["command"].index("--served-model-name") + 1] == "mentor"
+    devices = server["deploy"]["resources"]["reservations"]["devices"]
+    assert devices[0]["driver"] == "nvidia" and devices[0]["count"] == 1
+    assert "MENTOR_LLM_URL" in services["web"]["environment"]
+
+
 def test_the_gpu_profile_adds_a_worker_that_requests_nvidia_devices():
     services = _config("--profile", "gpu")["services"]
     gpu = services["worker-gpu"]

@@ -116,7 +116,10 @@ def test_a_draft_with_an_undescribed_hidden_test_cannot_be_checked(client, instr
     _author(client, track, django_capture_on_commit_callbacks, **{"hidden-1-name": ""})
     assert checks == [] and not RungCheck.objects.exists()
     page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
-    assert "key &#x27;hidden_tests.test_zero&#x27;: missing" in page
+    # In the form's words, next to the hidden tests, with no YAML path.
+    assert 'Problem in <a href="#section-hidden_tests">Hidden tests</a>' in page
+    assert '<p class="bad field-problem" id="problem-hidden_tests-1">the test test_zero needs a description' in page
+    assert "hidden_tests.test_zero" not in page and "rung.yaml" not in page
 
 
 def test_a_rung_authored_in_the_views_round_trips_through_export_and_import_unchanged(

@@ -46,7 +46,7 @@ def test_it_rejects_a_draft_over_the_size_limit(kv_rung, learner, lena_client):
     lena_client.post(DRAFT_URL, {"code": "kept = True\n"})
     response = lena_client.post(DRAFT_URL, {"code": "é" * (32 * 1024 + 1)})  # 2 bytes each in UTF-8
     assert response.status_code == 413
-    assert "64 KiB" in response.json()["error"]
+    assert "the limit is 65,536 bytes" in response.json()["error"]
     assert Draft.objects.get(user=learner, rung=kv_rung).code == "kept = True\n"
 
 

@@ -10,7 +10,7 @@ def test_every_kind_names_a_registered_task():
 
     app.loader.import_default_modules()
     labels = {kind.label: kind.task for kind in lifecycle.kinds()}
-    assert set(labels) == {"submission", "rejudge", "check"}
+    assert set(labels) == {"submission", "rejudge", "check", "lti_score"}
     assert {task for task in labels.values() if task not in app.tasks} == set()
 
 

@@ -117,4 +117,5 @@ def test_a_rung_cannot_ask_for_more_time_than_the_clock_allows(settings):
     from exercises.jobs import job_for
 
     content = SimpleNamespace(visible_tests="", hidden_tests="", limits={"time_s": 10_000}, gpu=False, reference="")
-    assert job_for(content, "run", "").limits.time_s == settings.SANDBOX_MAX_TIME_S
+    assert job_for(content, "submit", "").limits.time_s == settings.SANDBOX_MAX_TIME_S
+    assert job_for(content, "run", "").limits.time_s == min(settings.SANDBOX_MAX_TIME_S, settings.GRADER_RUN_TIME_S)

@@ -78,3 +78,56 @@ def test_a_failing_model_shows_its_message_and_the_passages(page: Any, with_mode
     _ask(page, "Why is decoding limited by memory bandwidth?")
     expect(page.locator(".mentor-error")).to_have_text(messages.MODEL_HTTP_ERROR.format(status=500))
     expect(page.locator(".mentor-passages li")).not_to_have_count(0)
+
+
+@pytest.fixture
+def module_page(live_server: Any, catalog: Any, learner: Any, client: Any, settings: Any, browser: Any) -> Any:
+    """The real module page (KaTeX loaded), logged in as the learner."""
+    client.force_login(learner)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/modules/inference-and-serving/")
+    yield page
+    assert errors == []
+    context.close()
+
+
+def test_a_calculator_question_shows_the_exact_bytes_and_rendered_working(module_page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = module_page
+    box = page.locator("#ask-the-mentor")
+    form_width = box.locator(".mentor-form").bounding_box()["width"]
+    assert box.locator("textarea").bounding_box()["width"] >= form_width - 2  # full width
+    box.locator("textarea[name=question]").fill("KV cache of Llama-3-70B at 8192 tokens, batch 4, fp16?")
+    box.locator(".mentor-form button[type=submit]").click()
+    expect(box.locator(".mentor-label")).to_have_text("From the module")
+    calculation = box.locator(".mentor-calculation")
+    expect(calculation).to_contain_text("10,737,418,240 bytes")
+    expect(calculation.locator("ol > li")).to_have_count(5)
+    expect(box.locator("[data-mentor-answer]")).to_have_attribute("aria-busy", "false")
+    shown = box.locator("[data-mentor-answer]").inner_text()
+    assert "**" not in shown and "`" not in shown and "| ---" not in shown
+
+
+def test_math_and_tables_in_passages_are_rendered_not_raw(module_page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = module_page
+    box = page.locator("#ask-the-mentor")
+    box.locator("textarea[name=question]").fill("How do MHA, GQA and MQA compare in KV heads and cache size?")
+    box.locator(".mentor-form button[type=submit]").click()
+    expect(box.locator(".mentor-passages table").first).to_be_visible()
+    expect(box.locator(".mentor-passages .katex").first).to_be_attached()
+    shown = box.locator("[data-mentor-answer]").inner_text()
+    # KaTeX keeps the source only inside its hidden MathML annotation; nothing raw is visible.
+    visible = page.evaluate(
+        """() => { const area = document.querySelector('[data-mentor-answer]').cloneNode(true);
+                   area.querySelectorAll('.katex-mathml').forEach(n => n.remove()); return area.innerText; }"""
+    )
+    assert "$" not in visible and "`" not in visible and "| ---" not in visible, visible
+    assert shown

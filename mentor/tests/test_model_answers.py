@@ -52,7 +52,10 @@ def test_a_streamed_answer_arrives_in_pieces_after_the_passages(module, learner_
     events = _events(_ask(learner_client, module, stream=True))
     assert events[0]["type"] == "passages" and events[0]["passages"]
     assert [e["text"] for e in events if e["type"] == "delta"] == ANSWER_PIECES
-    assert events[-1] == {"type": "done", "answered_by_model": True}
+    done = events[-1]
+    assert done["type"] == "done" and done["answered_by_model"] is True
+    assert done["answer_html"] == "<p>" + "".join(ANSWER_PIECES) + "</p>"
+    assert done["label"] == messages.LABEL_MODEL
     assert with_model.requests[0]["stream"] is True
     question = Question.objects.get()
     assert question.answered_by_model is True
@@ -108,7 +111,8 @@ def test_a_stream_that_stalls_part_way_says_so(module, learner_client, with_mode
 
 def test_the_model_is_not_asked_when_no_passage_matches(module, learner_client, with_model):
     data = learner_client.post("/mentor/ask", {"module": module.slug, "question": "zanzibar spice"}).json()
-    assert data == {"answer": messages.NO_PASSAGES, "passages": [], "answered_by_model": False}
+    assert data["answer"] == messages.NO_PASSAGES and data["passages"] == [] and data["answered_by_model"] is False
+    assert data["label"] == messages.LABEL_MODULE and data["calculation"] is None
     assert with_model.requests == []
 
 
@@ -117,3 +121,13 @@ def test_without_a_model_stream_1_answers_with_plain_json(module, learner_client
     assert response["Content-Type"] == "application/json"
     data = response.json()
     assert data["answer"] == messages.NO_MODEL_INTRO and data["answered_by_model"] is False
+
+
+def test_a_streamed_calculator_answer_sends_the_working_first_and_gives_it_to_the_model(module, learner_client, with_model):
+    events = _events(_ask(learner_client, module, stream=True, question="KV cache of Llama-3-70B at 8192 tokens, batch 4, fp16?"))
+    first = events[0]
+    assert first["type"] == "passages" and first["calculation"]["total_bytes"] == 10_737_418_240
+    assert "10,737,418,240 bytes" in first["calculation"]["html"]
+    assert events[-1]["type"] == "done" and events[-1]["answered_by_model"] is True
+    assert "10,737,418,240 bytes" in with_model.requests[0]["messages"][1]["content"]
+    assert Question.objects.get().calculator == "kv_cache"

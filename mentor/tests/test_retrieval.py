@@ -6,7 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from mentor import passages, search, services
+from frontend import sections
+from mentor import search, services
 from mentor.models import ModuleIndex, Passage
 from mentor.text import query_terms, stem, terms
 
@@ -19,6 +20,23 @@ def test_the_question_set_finds_its_passage_in_the_top_three(module):
     result = json.loads(out.getvalue())
     assert result["questions"] >= 20
     assert result["top3_hit_rate"] >= 0.8, result["misses"]
+    assert result["calculator_questions"] >= 10
+    assert result["calculator_accuracy"] == 1.0, result["calculator_misses"]
+
+
+def test_a_wrong_expected_number_is_reported_as_a_miss(module, tmp_path):
+    questions = tmp_path / "questions.yaml"
+    questions.write_text(
+        "module: inference-and-serving\nquestions: []\ncalculations:\n"
+        "  - {q: 'KV cache of Llama-2-7B at 4096 tokens, batch 1, fp16', bytes: 2147483648}\n"
+        "  - {q: 'KV cache of Llama-2-7B at 4096 tokens, batch 1, fp16', bytes: 2000000000}\n"
+        "  - {q: 'What is a KV cache?', bytes: 1}\n"
+    )
+    out = StringIO()
+    call_command("mentor_eval", "--json", "--questions", str(questions), stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["calculator_accuracy"] == 0.333
+    assert [miss["got_bytes"] for miss in result["calculator_misses"]] == [2147483648, None]
 
 
 def test_every_rung_of_the_module_is_indexed(module):
@@ -45,7 +63,7 @@ def test_the_quick_reference_is_cut_at_its_headings(module):
     assert set(refs) == {"ref", "ref:kv-cache", "ref:paged-attention"}
     assert refs["ref:kv-cache"].url.endswith("#ref-kv-cache")
     assert "## not a heading" in refs["ref:kv-cache"].text
-    assert passages.reference_anchor("Paged attention") == "ref-paged-attention"
+    assert sections.reference_anchor("Paged attention") == "ref-paged-attention"
 
 
 def test_the_index_is_rebuilt_when_the_module_text_changes(module):

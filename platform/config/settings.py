@@ -31,6 +31,38 @@ if not SECRET_KEY:
     SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
 ALLOWED_HOSTS: list[str] = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Behind a proxy that ends TLS and sets X-Forwarded-Proto: trust it, so a
+# request it got over HTTPS counts as secure (LTI launches need the Secure,
+# SameSite=None cookies only a secure request gets; docs/lti.md).
+TRUST_X_FORWARDED_PROTO: bool = env_bool("TRUST_X_FORWARDED_PROTO", False)
+if TRUST_X_FORWARDED_PROTO:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Production serves the site over HTTPS only (docker-compose.yml sets
+# HTTPS_ONLY=1, with TRUST_X_FORWARDED_PROTO=1 for the load balancer that ends
+# TLS): cookies are sent over HTTPS only, plain HTTP is redirected, and
+# browsers are told (HSTS) to never try HTTP again. Off by default so that
+# `make run`, the load test and the test suite keep serving plain HTTP.
+# NOTE: behind a proxy that ends TLS, HTTPS_ONLY needs TRUST_X_FORWARDED_PROTO,
+# or a request that came in over HTTPS looks like HTTP here and is redirected
+# forever.
+HTTPS_ONLY: bool = env_bool("HTTPS_ONLY", False)
+if HTTPS_ONLY:
+    SECURE_SSL_REDIRECT = True
+    # The load balancer's health probe speaks plain HTTP to the web process.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # An hour to start with: raise it (a year is usual) once every page works over HTTPS.
+    SECURE_HSTS_SECONDS: int = env_int("SECURE_HSTS_SECONDS", 3600, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD: bool = env_bool("SECURE_HSTS_PRELOAD", False)
+# security.W021 asks for the HSTS "preload" directive. Preloading puts the
+# domain into browsers' built-in lists for months, on the domain owner's
+# request at hstspreload.org (which also wants a max-age of a year): a choice
+# for whoever owns the domain, not a default of the software. The other HTTPS
+# warnings are answered by HTTPS_ONLY above, not silenced.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 INSTALLED_APPS = [
     # First, so its registration/*.html templates win over the admin's.
@@ -46,6 +78,10 @@ INSTALLED_APPS = [
     "grader",
     "mentor",
     "authoring",
+    # LTI 1.3: django-lti's registrations, deployments and keys, then ours (lti/).
+    "lti_tool",
+    "lti",
+    "aids",
 ]
 
 MIDDLEWARE = [
@@ -94,6 +130,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # test process so concurrent runs never write to each other's database.
     DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_PATH", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))}
 else:
+    # Persistent connections: a request or a task reuses its thread's
+    # connection instead of opening one (a PostgreSQL backend process, about
+    # as costly as a small request) every time; under a login surge the opening
+    # was a good share of the work. A connection is checked before reuse, so a
+    # restarted PostgreSQL costs one failed check, not a failed request.
+    # NOTE: each gunicorn thread and each Celery pool process may then hold one
+    # connection: PostgreSQL's max_connections must exceed their sum
+    # (docs/operations.md, "Sizing"); 0 closes after every request.
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", int(DATABASES["default"].get("CONN_MAX_AGE", 60)), minimum=0)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # On PostgreSQL too, one test database per test process (pytest-django
     # creates and drops it), so two test runs against one cluster never meet.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
@@ -202,6 +248,11 @@ GRADER_MAX_QUEUED: int = env_int(
 # across all rungs: a few accounts cannot fill the queue for everyone.
 GRADER_MAX_JOBS_IN_FLIGHT: int = env_int("GRADER_MAX_JOBS_IN_FLIGHT", 3, minimum=1)
 GRADER_MAX_CODE_BYTES: int = env_int("GRADER_MAX_CODE_BYTES", 64 * 1024, minimum=1)
+# A Run's wall-clock limit (the rung's own limit when that is shorter): Runs
+# are quick checks, so a loop ends sooner there than in a Submit.
+GRADER_RUN_TIME_S: int = env_int("GRADER_RUN_TIME_S", 15, minimum=1)
+# How often a worker checks whether the job it runs was cancelled.
+GRADER_CANCEL_POLL_S: float = env_float("GRADER_CANCEL_POLL_S", 1.0, minimum=0.1)
 
 # Live-update streams (server-sent events) one web process holds open at
 # once; each holds a thread, so keep this well under the thread count.
@@ -256,6 +307,22 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 CELERY_TASK_ALWAYS_EAGER: bool = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+# --- LTI 1.3 (lti/, docs/lti.md) ---------------------------------------------
+# The OIDC state and nonce live between the login redirect and the launch
+# POST, which may reach another web process: a cache every web process shares.
+# Default: the project's Redis; "locmemcache://lti" suits one process only.
+LTI_CACHE_URL: str = env_url("LTI_CACHE_URL", REDIS_URL, schemes=("redis", "rediss", "locmemcache"))
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "lti": environ.Env.cache_url_config(LTI_CACHE_URL),
+}
+# Every request to an LMS (its key set, tokens, scores, rosters) gives up after this.
+LTI_HTTP_TIMEOUT_S: float = env_float("LTI_HTTP_TIMEOUT_S", 10.0, minimum=0.1)
+# Tries of one grade passback before it is recorded as failed; the wait
+# between tries doubles from LTI_SCORE_RETRY_DELAY_S.
+LTI_SCORE_MAX_ATTEMPTS: int = env_int("LTI_SCORE_MAX_ATTEMPTS", 5, minimum=1)
+LTI_SCORE_RETRY_DELAY_S: int = env_int("LTI_SCORE_RETRY_DELAY_S", 10, minimum=1)
 
 LOGGING = {
     "version": 1,

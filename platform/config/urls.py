@@ -9,6 +9,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("mentor/", include("mentor.urls")),
+    path("aids/", include("aids.urls")),
     path("author/", include("authoring.urls")),
+    path("lti/", include("lti.urls")),
     path("", include("frontend.urls")),
 ]

@@ -188,6 +188,9 @@ class TrackingRunner:
         assert not processes_in_container(self.container_ids[-1]), "processes of the job survived it"
         return result
 
+    def stop(self, container_id: str) -> None:
+        self.sandbox.runner.stop(container_id)
+
 
 def grade_through_the_site(sandbox: Sandbox, learner: Any, rung: Any, kind: str, code: str, capture: Any) -> Any:
     """Store a submission as the site does, then grade it as the worker does.

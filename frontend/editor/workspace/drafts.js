@@ -1,40 +1,80 @@
-// Autosave of the learner's draft: debounced, and flushed when the page hides.
+// The learner's draft, never lost: every change is copied at once to this
+// browser's localStorage, then autosaved to the server (debounced, and on
+// page hide with sendBeacon). A reload right after typing may reach the
+// server before the last save does; the local copy, not yet confirmed by
+// the server, then wins and is saved again.
 import { $ } from "./dom.js";
 
 const DRAFT_DEBOUNCE_MS = 800;
 
-/** Returns { schedule, save, isDirty }; getCode() reads the current code. */
-export function createDrafts(url, csrf, getCode) {
+/** Returns { schedule, save, restore, isDirty }; getCode() reads the current code. */
+export function createDrafts(root, csrf, getCode) {
+  const url = root.dataset.draftUrl;
+  const key = "dojo-draft:" + root.dataset.user + ":" + root.dataset.slug;
   const saveState = $("save-state");
   let timer = null;
   let dirty = false;
 
+  function keepLocal(code, saved) {
+    try { localStorage.setItem(key, JSON.stringify({ code, saved, at: Date.now() })); } catch (e) { /* full or private mode */ }
+  }
+  function readLocal() {
+    try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { return null; }
+  }
+
   function schedule() {
     dirty = true;
-    saveState.textContent = "Unsaved changes";
+    keepLocal(getCode(), false);
+    saveState.textContent = "Unsaved changes (kept in this browser)";
     clearTimeout(timer);
     timer = setTimeout(save, DRAFT_DEBOUNCE_MS);
   }
 
-  async function save(keepalive) {
+  async function save() {
     clearTimeout(timer);
     if (!dirty) return;
     dirty = false;
+    const code = getCode();
     try {
       const resp = await fetch(url, {
-        method: "POST", credentials: "same-origin", keepalive: Boolean(keepalive),
-        headers: { "X-CSRFToken": csrf }, body: new URLSearchParams({ code: getCode() }),
+        method: "POST", credentials: "same-origin",
+        headers: { "X-CSRFToken": csrf }, body: new URLSearchParams({ code }),
       });
-      if (resp.ok) { saveState.textContent = "Draft saved"; return; }
+      if (resp.ok) {
+        const local = readLocal();
+        if (local && local.code === code) keepLocal(code, true);
+        saveState.textContent = "Draft saved";
+        return;
+      }
       const data = await resp.json().catch(() => ({}));
-      saveState.textContent = "Draft not saved: " + (data.error || resp.status);
+      saveState.textContent = "Draft kept in this browser only: " + (data.error || "the server refused it (" + resp.status + ").");
     } catch (e) {
       dirty = true;
-      saveState.textContent = "Draft not saved (offline?)";
+      saveState.textContent = "Draft kept in this browser only (offline?)";
     }
   }
 
-  window.addEventListener("pagehide", () => { if (dirty) save(true); });
-  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden" && dirty) save(true); });
-  return { schedule, save, isDirty: () => dirty };
+  function flush() {
+    if (!dirty) return;
+    const code = getCode();
+    keepLocal(code, false);
+    const body = new URLSearchParams({ code, csrfmiddlewaretoken: csrf });
+    // sendBeacon survives the page going away; its body is capped (about 64 KiB), the local copy is not.
+    if (!(navigator.sendBeacon && navigator.sendBeacon(url, body))) {
+      fetch(url, { method: "POST", credentials: "same-origin", keepalive: true, headers: { "X-CSRFToken": csrf }, body }).catch(() => {});
+    }
+  }
+
+  /** On load: edits this browser kept but the server never confirmed replace what the page opened with. */
+  function restore(setCode) {
+    const local = readLocal();
+    if (!local || local.saved || typeof local.code !== "string" || local.code === getCode()) return false;
+    setCode(local.code);
+    saveState.textContent = "Restored your latest edits from this browser";
+    return true;
+  }
+
+  window.addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
+  return { schedule, save, restore, isDirty: () => dirty };
 }

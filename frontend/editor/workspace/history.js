@@ -1,15 +1,27 @@
-// The learner's attempts at this rung, each viewable with a diff against the editor.
+// The learner's attempts at this rung, a page at a time: each with its
+// score, its results (reopened into the output) and a diff against the editor.
 import { $, setStatus } from "./dom.js";
 import { lineDiff } from "./diff.js";
 
+function attemptLabel(a) {
+  const kind = a.kind === "submit" ? "Submit" : "Run";
+  const score = a.total ? " \u00b7 " + a.passed + "/" + a.total + " passed" : "";
+  const outcome = (a.outcome || a.status).replace("_", " ");
+  const regraded = a.regraded ? " \u00b7 regraded against v" + a.regraded.version + " (" + a.regraded.old_outcome + " \u2192 " + a.regraded.new_outcome + ")" : "";
+  return kind + " #" + a.id + " \u00b7 " + outcome + score + regraded + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
+}
+
 /**
  * url: the history endpoint. code: { getCode, setCode }.
- * resume(latest): called on load when the latest attempt is still in flight.
- * Returns { load(resume) }.
+ * resume(latest): the latest attempt is still in flight (on load).
+ * restore(latest): the latest finished attempt, to show its result again (on load).
+ * reopen(attempt): show an attempt's results in the output.
+ * Returns { load(first) }.
  */
-export function createHistory(url, code, resume) {
+export function createHistory(url, code, { resume, restore, reopen }) {
   let attempts = [];
   let shown = null;
+  let nextPage = null;
 
   function showAttempt(attempt) {
     shown = attempt;
@@ -31,12 +43,7 @@ export function createHistory(url, code, resume) {
     $("history-view").hidden = false;
   }
 
-  async function load(resuming) {
-    const resp = await fetch(url, { credentials: "same-origin", cache: "no-store" });
-    if (!resp.ok) return;
-    attempts = (await resp.json()).attempts;
-    const latest = attempts[0];
-    if (resuming && latest && (latest.status === "queued" || latest.status === "running")) resume(latest);
+  function draw() {
     const list = $("history-list");
     list.replaceChildren();
     $("history-empty").hidden = attempts.length > 0;
@@ -45,25 +52,58 @@ export function createHistory(url, code, resume) {
       const button = document.createElement("button");
       button.type = "button";
       button.dataset.id = String(attempt.id);
-      const when = new Date(attempt.enqueued_at);
-      button.textContent = (attempt.kind === "submit" ? "Submit" : "Run") + " #" + attempt.id + " \u00b7 " +
-        (attempt.outcome || attempt.status) + " \u00b7 " + when.toLocaleString();
+      button.className = "attempt attempt-" + (attempt.outcome || attempt.status);
+      button.textContent = attemptLabel(attempt);
       button.addEventListener("click", () => showAttempt(attempt));
       li.appendChild(button);
       list.appendChild(li);
     }
+    $("history-more").hidden = nextPage === null;
     if (shown) {
       const again = attempts.find((a) => a.id === shown.id);
       if (again) showAttempt(again);
     }
   }
 
+  async function fetchPage(page) {
+    const resp = await fetch(url + "?page=" + page, { credentials: "same-origin", cache: "no-store" });
+    if (!resp.ok) return null;
+    return resp.json();
+  }
+
+  /** Reload the first page; on the page's first load, resume or restore the latest attempt. */
+  async function load(first) {
+    const data = await fetchPage(1);
+    if (!data) return;
+    // Keep older pages already shown: a refresh only renews the newest.
+    const oldest = Math.min(...data.attempts.map((a) => a.id));
+    const older = attempts.filter((a) => a.id < oldest);
+    attempts = data.attempts.concat(older);
+    if (!older.length) nextPage = data.next_page;
+    const latest = attempts[0];
+    if (first && latest) {
+      if (latest.status === "queued" || latest.status === "running") resume(latest);
+      else restore(latest);
+    }
+    draw();
+  }
+
+  $("history-more").addEventListener("click", async () => {
+    if (nextPage === null) return;
+    const data = await fetchPage(nextPage);
+    if (!data) return;
+    const known = new Set(attempts.map((a) => a.id));
+    attempts = attempts.concat(data.attempts.filter((a) => !known.has(a.id)));
+    nextPage = data.next_page;
+    draw();
+  });
   $("history-load").addEventListener("click", () => {
     if (!shown) return;
     code.setCode(shown.code);
     setStatus("Loaded attempt #" + shown.id + " into the editor. Ctrl/Cmd+Z in the editor undoes it.");
     showAttempt(shown);
   });
+  $("history-results").addEventListener("click", () => { if (shown) reopen(shown); });
   $("history").addEventListener("toggle", () => { if ($("history").open) load(false); });
   return { load };
 }

@@ -1,5 +1,6 @@
-// The rung workspace: editor, Run / Submit with live results, drafts, history,
-// the reference once passed, and resizable panels. Bundled by build.mjs into
+// The rung workspace: editor, Run / Submit with live results, a timer and
+// Cancel, drafts that survive a reload, history, the reference once passed,
+// and the layout (panels.js). Bundled by build.mjs into
 // frontend/static/frontend/workspace.bundle.js; each concern is its own module.
 import { createCode } from "./code.js";
 import { $, setStatus } from "./dom.js";
@@ -8,56 +9,112 @@ import { createHistory } from "./history.js";
 import { initPanels } from "./panels.js";
 import { markSolved, showReference } from "./reference.js";
 import { clearResults, render } from "./results.js";
+import { createSize } from "./size.js";
+import { createTimer } from "./timer.js";
 import { createTracker } from "./tracking.js";
+
+// What a refusal the server did not word itself means to the learner.
+function refusalText(resp, data) {
+  if (data && data.error) return data.error;
+  if (resp.redirected || resp.status === 401) return "You are logged out. Log in again in another tab, then retry: your code is kept in this browser.";
+  if (resp.status === 403) return "Your session has expired. Reload the page (your code is kept in this browser), then try again.";
+  if (resp.status === 413) return "Your code is too large to send.";
+  if (resp.status >= 500) return "The server failed to take your code (" + resp.status + "). Your draft is kept; try again in a moment.";
+  return "The request was refused (" + resp.status + ").";
+}
 
 function start(root) {
   const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
   const starter = JSON.parse($("starter-code").textContent);
+  const panels = initPanels(root);
 
-  // The editor and the drafts need each other: the editor reports changes,
-  // the drafts read the code.
-  let drafts = null;
+  // The editor, the drafts and the size meter need each other: the editor
+  // reports changes, the others read the code.
+  let drafts = null, size = null;
   const code = createCode({
-    onChange: () => drafts.schedule(),
+    onChange: () => { drafts.schedule(); size.update(); },
     onRun: () => send("run"),
     onSubmit: () => send("submit"),
   });
-  drafts = createDrafts(root.dataset.draftUrl, csrf, code.getCode);
+  drafts = createDrafts(root, csrf, code.getCode);
+  size = createSize(Number(root.dataset.maxBytes), code.getCode);
+  drafts.restore(code.setCode);
+  size.update();
   // Tests and tools reach the editor through this.
   window.dojoWorkspace = { getCode: code.getCode, setCode: code.setCode, editor: code.editor };
 
-  $("reset-button").addEventListener("click", () => {
+  function resetToStarter() {
     code.setCode(starter);
     setStatus("Reset to the starter code. Ctrl/Cmd+Z in the editor undoes it.");
     code.focus();
-  });
+  }
+  $("reset-button").addEventListener("click", resetToStarter);
+  $("empty-reset").addEventListener("click", resetToStarter);
 
+  const timer = createTimer($("timer"));
   let busy = false;
+  let cancelUrl = null;
   function setBusy(value) {
     busy = value;
     $("run-button").disabled = value;
     $("submit-button").disabled = value;
+    $("cancel-button").hidden = !value;
+    $("cancel-button").disabled = false;
+    if (value) timer.start(); else timer.stop();
   }
 
-  const tracker = createTracker(root, render, finished);
-  const history = createHistory(root.dataset.historyUrl, code, (latest) => {
-    // The page was reloaded while a job was in flight: follow it again.
-    if (tracker.isFollowing()) return;
-    setBusy(true);
-    tracker.follow(latest.state_url, latest.events_url);
+  // After Run or Submit the result comes into view: the Output tab when
+  // tabbed, else the output panel scrolled into the window.
+  function revealOutput() {
+    if (panels.isNarrow()) panels.showTab("output");
+    $("panel-output").scrollIntoView({ block: "nearest" });
+  }
+
+  function onState(state) {
+    if (state.cancel_url) cancelUrl = state.cancel_url;
+    render(state);
+  }
+  const tracker = createTracker(root, onState, finished);
+  const history = createHistory(root.dataset.historyUrl, code, {
+    resume: (latest) => {
+      // The page was reloaded while a job was in flight: follow it again.
+      if (tracker.isFollowing()) return;
+      setBusy(true);
+      tracker.follow(latest.state_url, latest.events_url);
+    },
+    restore: async (latest) => {
+      // The last result, as it was before the reload.
+      if (tracker.isFollowing()) return;
+      const resp = await fetch(latest.state_url, { credentials: "same-origin", cache: "no-store" });
+      if (resp.ok && !tracker.isFollowing()) render(await resp.json(), "Last result \u00b7 ");
+    },
+    reopen: async (attempt) => {
+      if (busy) return;
+      const resp = await fetch(attempt.state_url, { credentials: "same-origin", cache: "no-store" });
+      if (!resp.ok) return;
+      render(await resp.json(), "Attempt #" + attempt.id + " \u00b7 ");
+      revealOutput();
+    },
   });
 
   async function finished(state) {
     setBusy(false);
+    cancelUrl = null;
     history.load(false);
+    const badge = $("tab-output-badge");
+    badge.hidden = false;
+    badge.textContent = state.outcome === "passed" ? "\u2714" : "\u2718";
     if (state.kind === "submit" && state.outcome === "passed") markSolved(root);
     if (state.kind === "submit" && state.reference_unlocked) await showReference(root.dataset.referenceUrl, code.getCode, state.outcome === "passed");
   }
 
   async function send(kind) {
     if (busy) return;
+    const problem = size.problem();
+    if (problem) { setStatus(problem, "error"); revealOutput(); return; }
     setBusy(true);
     clearResults();
+    revealOutput();
     setStatus(kind === "run" ? "Sending to the visible tests\u2026" : "Submitting to the hidden tests\u2026", "queued");
     drafts.save();
     try {
@@ -65,8 +122,9 @@ function start(root) {
       const resp = await fetch(kind === "run" ? root.dataset.runUrl : root.dataset.submitUrl, {
         method: "POST", credentials: "same-origin", body, headers: { "X-CSRFToken": csrf },
       });
-      const data = await resp.json().catch(() => ({}));
-      if (!resp.ok) { setStatus(data.error || "The request was refused (" + resp.status + ").", "error"); setBusy(false); return; }
+      const json = (resp.headers.get("content-type") || "").includes("application/json");
+      const data = json ? await resp.json().catch(() => null) : null;
+      if (!resp.ok || !data || !data.state_url) { setStatus(refusalText(resp, data), "error"); setBusy(false); return; }
       tracker.follow(data.state_url, data.events_url);
     } catch (e) {
       setStatus("Could not reach the server. Your draft is kept; try again.", "error");
@@ -74,6 +132,20 @@ function start(root) {
     }
   }
 
+  $("cancel-button").addEventListener("click", async () => {
+    if (!busy || !cancelUrl) return;
+    $("cancel-button").disabled = true;
+    setStatus("Cancelling\u2026", "queued");
+    try {
+      const resp = await fetch(cancelUrl, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrf } });
+      const data = await resp.json().catch(() => ({}));
+      if (!resp.ok) setStatus(data.error || refusalText(resp, null), "error");
+      tracker.refresh();
+    } catch (e) {
+      setStatus("Could not reach the server to cancel; try again.", "error");
+      $("cancel-button").disabled = false;
+    }
+  });
   $("run-button").addEventListener("click", () => send("run"));
   $("submit-button").addEventListener("click", () => send("submit"));
   // Outside the editor too (the editor binds these itself).
@@ -86,7 +158,6 @@ function start(root) {
 
   if (root.dataset.solved === "true") showReference(root.dataset.referenceUrl, code.getCode, false);
   history.load(true);
-  initPanels(root);
 }
 
 const root = document.getElementById("workspace");

@@ -1,37 +1,57 @@
-// Resizable side panels (pointer and keyboard), widths kept in localStorage.
+// The layout. At >= 1000 px: instructions | editor over output, with a
+// vertical and a horizontal splitter (pointer and keyboard), sizes kept in
+// localStorage; the instructions never take more than half, so the editor
+// has at least half the width. Below 1000 px: Instructions | Code | Output
+// tabs (the last one chosen is remembered) and a sticky Run/Submit bar.
 import { $ } from "./dom.js";
 
-const STORE = "dojo-panels";
+const STORE = "dojo-layout";
+const NARROW = window.matchMedia("(max-width: 999.98px)");
+const LIMITS = { side: [20, 45], output: [15, 75] };  // percent of the workspace (the editor keeps over half the window)
 
+function load() {
+  try { return JSON.parse(localStorage.getItem(STORE) || "{}") || {}; } catch (e) { return {}; }
+}
+function keep(layout) {
+  try { localStorage.setItem(STORE, JSON.stringify(layout)); } catch (e) { /* private mode */ }
+}
+
+/** Returns { showTab(name), isNarrow() }. */
 export function initPanels(root) {
-  function applyWidths(widths) {
-    if (widths.left) root.style.setProperty("--left-w", widths.left + "px");
-    if (widths.right) root.style.setProperty("--right-w", widths.right + "px");
+  const layout = load();
+  const clamp = (axis, pct) => Math.round(Math.max(LIMITS[axis][0], Math.min(LIMITS[axis][1], pct)) * 10) / 10;
+
+  function apply() {
+    if (layout.side) root.style.setProperty("--side-w", clamp("side", layout.side) + "%");
+    if (layout.output) root.style.setProperty("--out-h", clamp("output", layout.output) + "%");
+    for (const handle of root.querySelectorAll(".splitter")) {
+      const axis = handle.dataset.axis;
+      handle.setAttribute("aria-valuenow", String(Math.round(layout[axis] || (axis === "side" ? 36 : 40))));
+    }
   }
-  let widths = {};
-  try { widths = JSON.parse(localStorage.getItem(STORE) || "{}"); } catch (e) { widths = {}; }
-  applyWidths(widths);
-  function clampWidth(px) {
-    const total = root.getBoundingClientRect().width;
-    return Math.round(Math.max(200, Math.min(px, total * 0.6)));
+  function setSize(axis, pct) {
+    layout[axis] = clamp(axis, pct);
+    apply();
+    keep(layout);
   }
-  function setWidth(side, px) {
-    widths[side] = clampWidth(px);
-    applyWidths(widths);
-    try { localStorage.setItem(STORE, JSON.stringify(widths)); } catch (e) { /* private mode */ }
+  function current(axis) {
+    const box = root.getBoundingClientRect();
+    if (axis === "side") return ($("panel-instructions").getBoundingClientRect().width / box.width) * 100;
+    const output = $("panel-output").getBoundingClientRect().height;
+    const column = $("panel-code").getBoundingClientRect().height + output;
+    return (output / column) * 100;
   }
-  function panelWidth(side) {
-    const panel = side === "left" ? $("panel-instructions") : $("panel-output");
-    return panel.getBoundingClientRect().width;
-  }
+
   for (const handle of root.querySelectorAll(".splitter")) {
-    const side = handle.dataset.side;
+    const axis = handle.dataset.axis;
     handle.addEventListener("pointerdown", (e) => {
       e.preventDefault();
       handle.setPointerCapture(e.pointerId);
       handle.classList.add("dragging");
       const box = root.getBoundingClientRect();
-      const move = (ev) => setWidth(side, side === "left" ? ev.clientX - box.left : box.right - ev.clientX);
+      const move = (ev) => setSize(axis, axis === "side"
+        ? ((ev.clientX - box.left) / box.width) * 100
+        : ((box.bottom - ev.clientY) / box.height) * 100);
       const up = () => {
         handle.classList.remove("dragging");
         handle.removeEventListener("pointermove", move);
@@ -41,13 +61,39 @@ export function initPanels(root) {
       handle.addEventListener("pointerup", up);
     });
     handle.addEventListener("keydown", (e) => {
-      const step = e.shiftKey ? 80 : 24;
-      let delta = 0;
-      if (e.key === "ArrowLeft") delta = side === "left" ? -step : step;
-      else if (e.key === "ArrowRight") delta = side === "left" ? step : -step;
-      else return;
+      const step = e.shiftKey ? 10 : 3;
+      const grow = axis === "side" ? { ArrowRight: step, ArrowLeft: -step } : { ArrowUp: step, ArrowDown: -step };
+      if (!(e.key in grow)) return;
       e.preventDefault();
-      setWidth(side, panelWidth(side) + delta);
+      setSize(axis, current(axis) + grow[e.key]);
     });
   }
+
+  const tabs = [...root.querySelectorAll(".ws-tabs [role=tab]")];
+  function showTab(name, remember = true) {
+    root.dataset.tab = name;
+    for (const tab of tabs) {
+      const selected = tab.dataset.tab === name;
+      tab.setAttribute("aria-selected", String(selected));
+      tab.tabIndex = selected ? 0 : -1;
+    }
+    if (remember) { layout.tab = name; keep(layout); }
+  }
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => showTab(tab.dataset.tab));
+    tab.addEventListener("keydown", (e) => {
+      const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+      if (!step) return;
+      e.preventDefault();
+      const next = tabs[(i + step + tabs.length) % tabs.length];
+      showTab(next.dataset.tab);
+      next.focus();
+    });
+  });
+  function syncMode() { root.classList.toggle("tabbed", NARROW.matches); }
+  NARROW.addEventListener("change", syncMode);
+  syncMode();
+  showTab(layout.tab || "code", false);
+  apply();
+  return { showTab, isNarrow: () => NARROW.matches };
 }

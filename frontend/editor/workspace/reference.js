@@ -1,4 +1,5 @@
-// The solved badge, and the reference solution beside the learner's once passed.
+// The solved badge, and the reference solution beside the learner's once
+// passed, both highlighted like the editor.
 import { $ } from "./dom.js";
 
 export function markSolved(root) {
@@ -6,14 +7,23 @@ export function markSolved(root) {
   const badge = $("solved-badge");
   badge.textContent = "\u2714 Solved";
   badge.className = "badge solved";
+  $("after-pass").hidden = false;
+}
+
+function showCode(element, code) {
+  const pre = document.createElement("pre");
+  pre.className = "highlighted";
+  if (window.DojoEditor && window.DojoEditor.highlight) window.DojoEditor.highlight(pre, code);
+  else pre.textContent = code;
+  element.replaceChildren(pre);
 }
 
 export async function showReference(url, getCode, focus) {
   const resp = await fetch(url, { credentials: "same-origin" });
   if (!resp.ok) return;
   const data = await resp.json();
-  $("reference-code").textContent = data.reference;
-  $("your-code").textContent = data.your_solution || getCode();
+  showCode($("reference-code"), data.reference);
+  showCode($("your-code"), data.your_solution || getCode());
   const list = $("hidden-tests");
   list.replaceChildren();
   for (const t of data.hidden_tests) {
@@ -25,8 +35,5 @@ export async function showReference(url, getCode, focus) {
   }
   const section = $("reference");
   section.hidden = false;
-  if (focus) {
-    $("status").textContent += "\nThe reference solution is unlocked below, beside yours.";
-    section.scrollIntoView({ behavior: "smooth", block: "start" });
-  }
+  if (focus) $("status").textContent += "\nThe reference solution is unlocked below the workspace, beside yours.";
 }

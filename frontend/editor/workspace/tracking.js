@@ -72,5 +72,9 @@ export function createTracker(root, onState, onDone) {
     refresh(track);
   }
 
-  return { follow, isFollowing: () => current !== null };
+  return {
+    follow,
+    isFollowing: () => current !== null && !current.done,
+    refresh: () => { if (current) refresh(current); },
+  };
 }

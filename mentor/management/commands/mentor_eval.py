@@ -1,6 +1,7 @@
-"""Measure retrieval on the question set: how often the passage that answers
-a question is among the three the mentor shows (and first), and how long an
-answer without a model takes."""
+"""Measure the mentor on the question set: how often the passage that answers
+a question is among the three the mentor shows (and first), how long an
+answer without a model takes, and whether the calculators give the exact
+byte counts of the set's ``calculations``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.models import Module
 from mentor import search, services
+from mentor.calculators.answer import calculate
 from mentor.constants import TOP_K
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "eval_questions.yaml"
@@ -55,6 +57,21 @@ def evaluate(module: Module, questions: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def evaluate_calculations(module: Module, calculations: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each calculation question must be answered by a calculator with exactly its expected bytes."""
+    right = 0
+    misses = []
+    for item in calculations:
+        answer = calculate(module, item["q"])
+        got = answer.total_bytes if answer is not None else None
+        if got == int(item["bytes"]):
+            right += 1
+        else:
+            misses.append({"question": item["q"], "expected_bytes": int(item["bytes"]), "got_bytes": got})
+    n = len(calculations)
+    return {"calculator_questions": n, "calculator_accuracy": round(right / n, 3) if n else 0.0, "calculator_misses": misses}
+
+
 class Command(BaseCommand):
     help = "Run the mentor's question set against the loaded catalog and report the top-3 hit rate."
 
@@ -72,12 +89,16 @@ class Command(BaseCommand):
         if module is None:
             raise CommandError(f"no module {slug!r} in the database: run `manage.py load_exercises` first")
         result = evaluate(module, data["questions"])
+        result.update(evaluate_calculations(module, list(data.get("calculations") or [])))
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
         for miss in result["misses"]:
             self.stdout.write(f"MISS {miss['question']}\n     expected {miss['expected']}, got {miss['got']}")
+        for miss in result["calculator_misses"]:
+            self.stdout.write(f"WRONG {miss['question']}\n     expected {miss['expected_bytes']} bytes, got {miss['got_bytes']}")
         self.stdout.write(
             f"{result['questions']} questions on {result['module']}: top-3 hit rate {result['top3_hit_rate']:.0%}, "
-            f"top-1 {result['top1_hit_rate']:.0%}, median answer {result['median_answer_ms']} ms (no model)"
+            f"top-1 {result['top1_hit_rate']:.0%}, median answer {result['median_answer_ms']} ms (no model); "
+            f"calculators {result['calculator_accuracy']:.0%} exact over {result['calculator_questions']} questions"
         )

@@ -316,7 +316,12 @@ def _grade(
     new_ooms = oom_kills() - baseline_ooms
     tests = sorted(shared.tests.values(), key=lambda record: record.order)
     message = ""
-    if shared.timed_out:
+    if shared.timed_out and shared.load_timed_out:
+        outcome, message = "timeout", (
+            f"Your code did not finish loading within the {time_s:g} s time limit: something at the top level of your file "
+            "(outside any function) runs too long or forever, so no test could run."
+        )
+    elif shared.timed_out:
         outcome, message = "timeout", f"Your code did not finish within the {time_s:g} s time limit."
     elif flood.is_set():
         outcome, message = "output_limit", f"Your code printed more than {output_limit} bytes; output is capped."

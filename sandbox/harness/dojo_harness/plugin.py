@@ -29,6 +29,9 @@ class RunState:
     import_error: str | None = None
     learner_died: LearnerDied | None = None
     timed_out: bool = False
+    # The time ran out while the learner's module was loading (its top-level
+    # code), before any test could call it: no test is to blame.
+    load_timed_out: bool = False
     collect_errors: list[str] = field(default_factory=list)
 
 
@@ -65,6 +68,9 @@ class HarnessPlugin:
             return LearnerSession(self.channel, self.source)
         except SolutionImportError as exc:
             self.state.import_error = str(exc)
+            raise
+        except JobTimeout:
+            self.state.load_timed_out = True
             raise
 
     @pytest.fixture
@@ -112,7 +118,11 @@ class HarnessPlugin:
                     record.message = _describe(call.excinfo)
                 if isinstance(call.excinfo.value if call.excinfo else None, JobTimeout):
                     record.outcome = "timeout"
-                    record.message = "The time limit ran out during this test."
+                    record.message = (
+                        "The time limit ran out while your code was loading, before this test could call it."
+                        if self.state.load_timed_out
+                        else "The time limit ran out during this test."
+                    )
             elif report.skipped:
                 record.outcome = "skipped"
         return report  # type: ignore[return-value]

@@ -1,0 +1,73 @@
+"""A job stopped by a limit says where it was stuck and lists every test,
+those it never reached as not run (issue 18); a Run's time limit is shorter
+than a Submit's."""
+
+from __future__ import annotations
+
+from exercises.jobs import job_for
+from exercises.models import Rung, RungVersion
+from grader import messages, services
+from grader.constants import Kind, Outcome
+from grader.models import Submission
+from grader.results import planned_tests
+from sandbox.jobs import CaseResult
+from sandbox.testing import FakeRunner, job_result
+
+
+def _version(rung: Rung) -> RungVersion:
+    assert rung.current_version is not None
+    return rung.current_version
+
+
+def _graded(user, rung: Rung, kind: str, result) -> Submission:
+    submission = services.submit_solution(user=user, rung=rung, kind=kind, code="x = 1\n")
+    services.grade_submission(submission.pk, runner=FakeRunner(result))
+    return Submission.objects.get(pk=submission.pk)
+
+
+def test_a_run_stuck_in_a_test_names_it_and_lists_the_others_as_not_run(catalog, learner, enqueued):
+    rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+    names = planned_tests(_version(rung).visible_tests)
+    assert len(names) >= 3
+    tests = [CaseResult(name=names[0], outcome="passed"), CaseResult(name=names[1], outcome="timeout", message="The time limit ran out during this test.")]
+    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", tests, message="Your code did not finish within the 15 s time limit."))
+
+    assert submission.outcome == Outcome.TIMEOUT
+    assert messages.STUCK_IN_TEST.format(name=names[1]) in submission.message
+    rows = list(submission.test_results.values_list("name", "outcome", "message"))
+    assert [name for name, _, _ in rows] == names
+    assert all(outcome == "skipped" and message == messages.NOT_RUN for _, outcome, message in rows[2:])
+
+
+def test_a_run_stuck_while_loading_blames_no_test(catalog, learner, enqueued):
+    rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+    names = planned_tests(_version(rung).visible_tests)
+    loading = "Your code did not finish loading within the 15 s time limit: something at the top level of your file runs forever."
+    first = CaseResult(name=names[0], outcome="timeout", message="The time limit ran out while your code was loading, before this test could call it.")
+    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", [first], message=loading))
+
+    assert submission.message == loading and "stuck in" not in submission.message
+    assert [row.outcome for row in submission.test_results.all()] == ["timeout"] + ["skipped"] * (len(names) - 1)
+
+
+def test_a_timeout_with_no_report_lists_every_test_as_not_run(catalog, learner, enqueued):
+    rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", [], message="Your code did not finish within the 15 s time limit."))
+    assert messages.STUCK_UNKNOWN in submission.message
+    assert submission.test_results.count() == len(planned_tests(_version(rung).visible_tests))
+
+
+def test_a_submit_that_ran_out_of_memory_lists_the_hidden_tests_it_never_reached(catalog, learner, enqueued):
+    rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+    hidden = planned_tests(_version(rung).hidden_tests)
+    submission = _graded(learner, rung, Kind.SUBMIT, job_result("memory_limit", [CaseResult(name=hidden[0], outcome="passed")]))
+    rows = list(submission.test_results.all())
+    assert [row.name for row in rows] == hidden
+    assert all(row.hidden for row in rows) and [row.outcome for row in rows[1:]] == ["skipped"] * (len(hidden) - 1)
+
+
+def test_a_run_gets_a_shorter_time_limit_than_a_submit(catalog, settings):
+    version = _version(Rung.objects.get(slug="kv-cache-size"))
+    settings.GRADER_RUN_TIME_S = 7
+    assert job_for(version, Kind.RUN, "x = 1\n").limits.time_s == 7
+    assert job_for(version, Kind.SUBMIT, "x = 1\n").limits.time_s == version.limits.get("time_s", 30) > 7

@@ -1,0 +1,171 @@
+"""Accepting a launch: validate it, sign the learner in, find where the link points.
+
+pylti1p3 checks the OIDC state (against the cookie the login set), that
+the nonce was issued here, the registration, the signature against the
+platform's key set and the expiry; ``ToolConfig`` refuses unregistered
+deployments. pylti1p3 lets the same token and state through twice (it
+remembers a validated state), so a nonce is also stored once used here and
+a second use is refused as a replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+from lti_tool.models import LtiLaunch, LtiMembership, LtiUser
+from lti_tool.utils import sync_data_from_launch
+from pylti1p3.exception import LtiException
+
+from authoring.constants import INSTRUCTORS_GROUP
+from exercises.models import Module, Rung
+
+from . import refusals, tool
+from .constants import CLAIM_AGS, CLAIM_CUSTOM, CLAIM_NONCE, CUSTOM_MODULE, CUSTOM_RUNG
+from .exceptions import LaunchRefused, UnknownDeployment
+from .models import Placement, UsedNonce
+
+log = logging.getLogger(__name__)
+
+# A nonce older than this cannot come back: pylti1p3 forgets issued nonces after a day.
+NONCE_MEMORY = timedelta(days=2)
+
+
+@dataclass(frozen=True)
+class AcceptedLaunch:
+    launch: LtiLaunch
+    user: Any
+    is_instructor: bool
+
+
+def validate_launch(request: Any) -> LtiLaunch:
+    """The launch of ``request``, checked end to end; LaunchRefused says why not."""
+    message_launch = tool.message_launch(request)
+    try:
+        message_launch.validate()
+    except (LtiException, UnknownDeployment, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise refusals.classify(exc) from exc
+    launch = LtiLaunch(message_launch)
+    if not launch.deployment.is_active:
+        raise LaunchRefused(refusals.INACTIVE_DEPLOYMENT, launch.deployment.deployment_id)
+    _use_nonce(launch)
+    return launch
+
+
+def _use_nonce(launch: LtiLaunch) -> None:
+    nonce = str(launch.get_claim(CLAIM_NONCE) or "")[:255]
+    registration = launch.registration
+    UsedNonce.objects.filter(used_at__lt=timezone.now() - NONCE_MEMORY).delete()
+    try:
+        with transaction.atomic():
+            UsedNonce.objects.create(registration=registration, nonce=nonce)
+    except IntegrityError as exc:
+        raise LaunchRefused(refusals.REPLAY, nonce) from exc
+
+
+def accept_launch(request: Any) -> AcceptedLaunch:
+    """Validate, record the platform's user, course and link (django-lti), and give the learner an account."""
+    launch = validate_launch(request)
+    if not (launch.is_resource_launch or launch.is_deep_link_launch):
+        # Submission review and data privacy launches: valid LTI, not offered here.
+        raise LaunchRefused(refusals.BAD_MESSAGE, "only resource links and deep linking are supported")
+    sync_data_from_launch(launch)
+    user = account_for(launch.user)
+    membership: LtiMembership = launch.membership
+    return AcceptedLaunch(launch=launch, user=user, is_instructor=bool(membership.is_instructor or membership.is_administrator))
+
+
+def _username(lti_user: LtiUser) -> str:
+    digest = hashlib.sha256(lti_user.sub.encode("utf-8")).hexdigest()[:24]
+    return f"lti-{lti_user.registration_id}-{digest}"
+
+
+def account_for(lti_user: LtiUser) -> Any:
+    """The platform-scoped account of ``lti_user``: one per (registration, sub), made on the first launch.
+
+    An administrator may link an LTI user to an existing account instead
+    (the LTI users admin); a link already there is kept.
+    """
+    User = get_user_model()
+    if lti_user.auth_user_id is not None:
+        return User.objects.get(pk=lti_user.auth_user_id)
+    defaults = {"first_name": (lti_user.given_name or lti_user.name)[:150], "last_name": lti_user.family_name[:150], "email": lti_user.email}
+    try:
+        with transaction.atomic():
+            user, created = User.objects.get_or_create(username=_username(lti_user), defaults=defaults)
+    except IntegrityError:
+        user, created = User.objects.get(username=_username(lti_user)), False
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    # Conditional: a concurrent first launch of the same person links the same account.
+    if LtiUser.objects.filter(pk=lti_user.pk, auth_user__isnull=True).update(auth_user=user) != 1:
+        linked = LtiUser.objects.values_list("auth_user_id", flat=True).get(pk=lti_user.pk)
+        return User.objects.get(pk=linked)
+    return user
+
+
+def _target(launch: LtiLaunch) -> tuple[Module, Rung | None] | None:
+    rung_slug = launch.get_custom_claim(CUSTOM_RUNG)
+    module_slug = launch.get_custom_claim(CUSTOM_MODULE)
+    if rung_slug:
+        rung = Rung.objects.select_related("module").filter(slug=str(rung_slug), current_version__isnull=False).first()
+        return (rung.module, rung) if rung is not None else None
+    if module_slug:
+        module = Module.objects.filter(slug=str(module_slug)).first()
+        return (module, None) if module is not None else None
+    return None
+
+
+def record_placement(launch: LtiLaunch) -> Placement:
+    """Where the launched link points (its custom parameters, else what it pointed to before), and its gradebook column."""
+    resource_link = launch.resource_link
+    found = _target(launch)
+    if found is None:
+        placement = Placement.objects.filter(resource_link=resource_link).select_related("module", "rung").first()
+        if placement is None:
+            raise LaunchRefused(refusals.NO_TARGET, str(launch.get_claim(CLAIM_CUSTOM) or ""))
+        found = (placement.module, placement.rung)
+    module, rung = found
+    ags: dict[str, Any] = launch.get_claim(CLAIM_AGS) or {}
+    placement, _ = Placement.objects.update_or_create(
+        resource_link=resource_link,
+        defaults={
+            "module": module,
+            "rung": rung,
+            "lineitem_url": str(ags.get("lineitem") or "")[:500],
+            "lineitems_url": str(ags.get("lineitems") or "")[:500],
+            "ags_scopes": [str(scope) for scope in ags.get("scope") or []],
+        },
+    )
+    return placement
+
+
+def grant_instructor(user: Any, module: Module) -> None:
+    """An LMS instructor of a course is an instructor of the module the course links to (authoring/roles.py)."""
+    group, _ = Group.objects.get_or_create(name=INSTRUCTORS_GROUP)
+    user.groups.add(group)
+    module.owners.add(user)
+
+
+def landing_url(placement: Placement) -> str:
+    if placement.rung is not None:
+        return reverse("rung", args=[placement.rung.slug])
+    return reverse("module", args=[placement.module.slug])
+
+
+def open_resource_link(accepted: AcceptedLaunch) -> str:
+    """Record the link's placement, map the instructor role, and say where the learner lands."""
+    placement = record_placement(accepted.launch)
+    if accepted.is_instructor:
+        grant_instructor(accepted.user, placement.module)
+    log.info("LTI launch: %s -> %s", accepted.user.username, placement)
+    return landing_url(placement)

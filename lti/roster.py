@@ -1,0 +1,104 @@
+"""Names and roles (NRPS): a course's roster from the LMS, beside each member's progress on a module.
+
+``refresh_roster`` fetches the roster through the course's membership
+service and stores it as django-lti memberships. ``roster_for`` lists, for
+every course that links to a module (or one of its rungs), its members and
+where each stands on each rung, and the grades sent back for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+from lti_tool.models import LtiContext, LtiMembership
+from pylti1p3.exception import LtiException
+from pylti1p3.names_roles import NamesRolesProvisioningService
+
+from exercises.models import Module, Rung
+from grader.models import Progress, Submission
+
+from . import tool
+from .models import Placement, ScorePost
+
+SOLVED = "solved"
+STARTED = "started"
+NOT_STARTED = "not started"
+
+
+class RosterUnavailable(Exception):
+    pass
+
+
+def refresh_roster(context: LtiContext) -> int:
+    """Fetch the course's members from the LMS and store them; how many came."""
+    if not context.memberships_url:
+        raise RosterUnavailable("This course's LMS has not offered its roster (no names and roles service in its launches).")
+    service = NamesRolesProvisioningService(tool.service_connector(context.deployment.registration), {"context_memberships_url": context.memberships_url})
+    try:
+        members: list[dict[str, Any]] = list(service.get_members())  # type: ignore[arg-type]
+    except (LtiException, requests.RequestException, ValueError) as exc:
+        raise RosterUnavailable(f"The LMS did not give the roster: {exc}"[:500]) from exc
+    # NRPS makes status optional (Active when absent); django-lti reads it as required.
+    context.update_memberships([{**member, "status": member.get("status") or "Active", "roles": member.get("roles") or []} for member in members])
+    return len(members)
+
+
+@dataclass
+class RosterRow:
+    membership: LtiMembership
+    states: list[str]
+    scores: list[ScorePost] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        user = self.membership.user
+        return user.name or " ".join(part for part in (user.given_name, user.family_name) if part) or user.email or user.sub
+
+    @property
+    def role(self) -> str:
+        if self.membership.is_instructor or self.membership.is_administrator:
+            return "instructor"
+        return "learner" if self.membership.is_learner else "member"
+
+
+@dataclass
+class Course:
+    context: LtiContext
+    placements: list[Placement]
+    rows: list[RosterRow]
+
+
+def courses_linking(module: Module) -> list[LtiContext]:
+    return list(
+        LtiContext.objects.filter(resource_links__placement__module=module)
+        .select_related("deployment__registration")
+        .distinct()
+        .order_by("title", "pk")
+    )
+
+
+def roster_for(module: Module, rungs: list[Rung]) -> list[Course]:
+    """Each course linking to ``module``: its active members, their state on each of ``rungs``, their scores sent."""
+    courses = []
+    for context in courses_linking(module):
+        memberships = list(context.memberships.filter(is_active=True).select_related("user").order_by("user__family_name", "user__name", "user__sub"))
+        account_ids = [m.user.auth_user_id for m in memberships if m.user.auth_user_id is not None]
+        solved = set(Progress.objects.filter(user_id__in=account_ids, rung__in=rungs, solved_at__isnull=False).values_list("user_id", "rung_id"))
+        # Started: any Run or Submit on the rung.
+        started = set(Submission.objects.filter(user_id__in=account_ids, rung__in=rungs).values_list("user_id", "rung_id").distinct())
+        placements = list(Placement.objects.filter(resource_link__context=context, module=module).select_related("rung", "resource_link"))
+        posts: dict[int, list[ScorePost]] = {}
+        for post in ScorePost.objects.filter(placement__in=placements).select_related("placement__rung").order_by("-enqueued_at"):
+            posts.setdefault(post.lti_user_id, []).append(post)
+        rows = []
+        for membership in memberships:
+            account = membership.user.auth_user_id
+            states = []
+            for rung in rungs:
+                key = (account, rung.pk)
+                states.append(SOLVED if key in solved else STARTED if key in started else NOT_STARTED)
+            rows.append(RosterRow(membership, states, posts.get(membership.user_id, [])))
+        courses.append(Course(context, placements, rows))
+    return courses
