@@ -123,14 +123,36 @@ def _compiles(source: str) -> bool:
     return True
 
 
+def _in_annotation(node: Any) -> bool:
+    """Whether ``node`` is part of a type annotation (of a parameter, a return value or a variable)."""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type == "tfpdef" and child is parent.children[-1] and len(parent.children) == 3:
+            return True
+        if parent.type == "annassign" and child is parent.children[1]:
+            return True
+        if parent.type == "funcdef":
+            before = child.get_previous_sibling()
+            return before is not None and before.type == "operator" and before.value == "->"
+        child, parent = parent, parent.parent
+    return False
+
+
 def _positions(reference: str) -> Iterator[tuple[str, Operator, int, str]]:
-    """(operator name, operator, occurrence, enclosing function) of every place an operator applies."""
+    """(operator name, operator, occurrence, enclosing function) of every place an operator applies.
+
+    Annotations are skipped: ``int | None`` turned into ``int & None`` is not
+    behaviour (with ``from __future__ import annotations`` nothing even
+    evaluates it), so such a mutant would only ever be marked equivalent. The
+    occurrence still counts them: it is Cosmic Ray's index of the position.
+    """
     nodes = list(ast_nodes(get_ast(reference)))
     for name, operator in _operators():
         occurrence = 0
         for node in nodes:
             for _position in operator.mutation_positions(node):
-                yield name, operator, occurrence, ASTQuery(node).get_definition_name() or ""
+                if not _in_annotation(node):
+                    yield name, operator, occurrence, ASTQuery(node).get_definition_name() or ""
                 occurrence += 1
 
 

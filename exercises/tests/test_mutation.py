@@ -71,6 +71,25 @@ def test_the_same_change_twice_in_one_function_gets_two_ids() -> None:
     assert len(ids) == 2 and ids[1] == ids[0] + "-2"
 
 
+def test_annotations_are_not_mutated_but_the_code_beside_them_is() -> None:
+    reference = textwrap.dedent(
+        """\
+        from __future__ import annotations
+
+        def pick(a: int | None = 1 | 2, *, b: list[int] | None = None) -> int | None:
+            c: int | None = a
+            return c | 4
+        """
+    )
+    mutants = generate_mutants(reference)
+    changed = [line for mutant in mutants for line in mutant.diff.splitlines()[2:] if line.startswith("+")]
+    # Only the two value expressions: the default ``1 | 2`` and ``c | 4``, never an ``X | None``.
+    assert any("= 1 & 2" in line for line in changed) and any("return c & 4" in line for line in changed)
+    assert not [line for line in changed if re.search(r"int\]? [&^]|int\]? <<|int\]? >>", line)], changed
+    for mutant in mutants:  # the occurrence still points at the right place
+        assert mutant.source.count("| None") == 4, mutant.diff
+
+
 def test_a_mutant_whose_except_catches_nothing_still_runs() -> None:
     reference = "def parse(text):\n    try:\n        return int(text)\n    except ValueError:\n        return None\n"
     (mutant,) = [m for m in generate_mutants(reference) if m.operator == "core/ExceptionReplacer"]

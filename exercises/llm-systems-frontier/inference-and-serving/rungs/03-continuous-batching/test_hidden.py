@@ -200,10 +200,16 @@ def test_longer_trace_both_policies(solution):
 
 
 def test_request_larger_than_budget_raises(solution):
-    trace = [_req("ok", 0, 5, 5), _req("huge", 7, 10, 11)]
-    for policy in ("continuous", "static"):
-        with pytest.raises(ValueError):
-            solution.simulate_batching(trace, 2, 20, policy)
+    too_big = [
+        _req("huge", 7, 10, 11),
+        _req("prompt-only", 3, 21, 0),  # no output at all, but the prompt alone is over the budget
+        _req("output-only", 3, 0, 21),
+        _req("enormous", 0, 10**12, 10**12),
+    ]
+    for bad in too_big:
+        for policy in ("continuous", "static"):
+            with pytest.raises(ValueError):
+                solution.simulate_batching([_req("ok", 0, 5, 5), bad], 2, 20, policy)
 
 
 def test_invalid_arguments_raise(solution):

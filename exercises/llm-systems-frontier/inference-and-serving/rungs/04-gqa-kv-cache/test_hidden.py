@@ -204,22 +204,49 @@ def test_smallest_shapes(solution):
     assert_int(cache.length, 3, "cache.length", "tokens")
 
 
+def _bad_calls(q, k, v):
+    """Calls that break one shape rule each, for a layer of 4 heads, 2 KV heads, head_dim 8, from batch-2 tensors."""
+    t, two = slice(2, 3), slice(2, 4)
+    q3, k3, v3 = (torch.cat([x, x[:1]]) for x in (q, k, v))  # batch 3
+    return [
+        (q[:, :2, t], k[:, :, t], v[:, :, t]),  # q with n_kv_heads heads
+        (q[:, :, t], q[:, :, t], v[:, :, t]),  # k with n_heads heads
+        (q[:, :, t], k[:, :, t], q[:, :, t]),  # v with n_heads heads
+        (q[:, :, t, :4], k[:, :, t, :4], v[:, :, t, :4]),  # head_dim 4 instead of 8
+        (torch.cat([q, q], 3)[:, :, t], torch.cat([k, k], 3)[:, :, t], torch.cat([v, v], 3)[:, :, t]),  # head_dim 16
+        (q[:, :, two], k[:, :, t], v[:, :, t]),  # q has 2 tokens, k and v 1
+        (q[:, :, t], k[:, :, two], v[:, :, two]),  # q has 1 token, k and v 2
+        (q[:, :, t], k[:, :, t], v[:, :, two]),  # v has 2 tokens
+        (q[:, :, two], k[:, :, two], v[:, :, t]),  # v has 1 token, q and k 2
+        (q[:, :, t], k[:, :, two], v[:, :, t]),  # k has 2 tokens
+        (q[0, :, t], k[0, :, t], v[0, :, t]),  # 3-D tensors, heads first
+        (q[:, :, 2], k[:, :, 2], v[:, :, 2]),  # 3-D tensors [batch, heads, head_dim]: the heads look right
+        (q[:, :, t, :, None], k[:, :, t, :, None], v[:, :, t, :, None]),  # 5-D tensors, heads and head_dim in place
+        (q[:, :, t], k[:1, :, t], v[:1, :, t]),  # k and v with a smaller batch than q
+        (q[:, :, t], k3[:, :, t], v3[:, :, t]),  # k and v with a larger batch than q
+        (q[:, :, t], k[:, :, t], v[:1, :, t]),  # v alone with a smaller batch
+        (q[:, :, t], k[:, :, t], v3[:, :, t]),  # v alone with a larger batch
+        (q[:, :, t], k[:1, :, t], v[:, :, t]),  # k alone with a smaller batch
+    ]
+
+
 def test_bad_calls_raise_and_leave_the_cache_alone(solution):
     q, k, v = random_qkv(1414, 2, 4, 2, 4, 8)
+    fresh = solution.KVCache(4, 2, 8)
+    for args in _bad_calls(q, k, v):
+        with pytest.raises(ValueError):
+            fresh.attend(*args)
+    assert_int(fresh.length, 0, "cache.length of an empty cache after refused calls", "tokens")
+    assert_close(fresh.attend(q, k, v), full_causal_attention(q, k, v), rtol=RTOL, atol=ATOL, what="attention of an empty cache after refused calls")
     cache = solution.KVCache(4, 2, 8)
     cache.attend(q[:, :, :2], k[:, :, :2], v[:, :, :2])
     t = slice(2, 3)
-    bad_calls = [
-        (q[:1, :, t], k[:1, :, t], v[:1, :, t]),  # batch differs from the cache's
-        (q[:, :2, t], k[:, :, t], v[:, :, t]),  # q with n_kv_heads heads
-        (q[:, :, t], q[:, :, t], v[:, :, t]),  # k with n_heads heads
-        (q[:, :, t, :4], k[:, :, t, :4], v[:, :, t, :4]),  # wrong head_dim
-        (q[:, :, 2:4], k[:, :, t], v[:, :, t]),  # q has 2 tokens, k and v 1
-        (q[:, :, t], k[:, :, t], v[:, :, 2:4]),  # v has 2 tokens
-        (q[0, :, t], k[0, :, t], v[0, :, t]),  # 3-D tensors
-        (q[:, :, t], k[:1, :, t], v[:1, :, t]),  # k and v with another batch size than q
+    q3, k3, v3 = (torch.cat([x, x[:1]]) for x in (q, k, v))
+    batch_changed = [
+        (q[:1, :, t], k[:1, :, t], v[:1, :, t]),  # batch 1 after batch 2
+        (q3[:, :, t], k3[:, :, t], v3[:, :, t]),  # batch 3 after batch 2
     ]
-    for args in bad_calls:
+    for args in [*batch_changed, *_bad_calls(q, k, v)]:
         with pytest.raises(ValueError):
             cache.attend(*args)
     assert_int(cache.length, 2, "cache.length after refused calls", "tokens")

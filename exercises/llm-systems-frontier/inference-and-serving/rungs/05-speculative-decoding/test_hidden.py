@@ -162,11 +162,45 @@ def test_bad_shapes_and_token_ids_raise(solution):
         (drafts, q[:, :1], p),  # 2 drafts, probabilities for 1
         (drafts.float(), q, p),  # token ids as floats
         (torch.full((4, 2), 3), q, p),  # token id 3 in a vocabulary of 3
+        (torch.full((4, 2), 9), q, p),  # token id 9, far outside the vocabulary
         (torch.full((4, 2), -1), q, p),  # a negative token id
+        (torch.ones(4, 2, dtype=torch.bool), q, p),  # token ids as bools (True is not a token id)
+        (drafts, q[:, :, 0], p),  # draft probabilities without a vocabulary axis
+        (drafts, q[..., None], p),  # 4-D draft probabilities
+        (drafts, torch.cat([q, q[:, :1]], dim=1), p),  # probabilities for 3 drafts, 2 drafted
+        (drafts, torch.cat([q, q[:1]]), p),  # 5 rows of draft probabilities, 4 of drafts
+        (drafts, q, torch.cat([p, p[:, :1]], dim=1)),  # a target row too many
+        (drafts, q, torch.cat([p, p[:1]])),  # 5 rows of target probabilities
+        (drafts, q, torch.cat([p, torch.zeros(4, 3, 1)], dim=2)),  # target vocabulary larger than the draft's
+        (torch.zeros(2, 0, dtype=torch.int64), torch.zeros(2, 0, 0), torch.zeros(2, 1, 0)),  # vocabulary of 0 tokens, k = 0
+        (torch.zeros(0, 0, dtype=torch.int64), torch.zeros(0, 0, 0), torch.zeros(0, 1, 0)),  # vocabulary of 0 tokens, no rows
+        (torch.zeros(0, 2, dtype=torch.int64), torch.zeros(0, 2, 0), torch.zeros(0, 3, 0)),  # vocabulary of 0 tokens, no rows, k = 2
     ]
     for d, dq, dp in bad_calls:
         with pytest.raises(ValueError):
             solution.verify_draft(d, dq, dp, 0)
+
+
+def test_vocabulary_of_one_token(solution):
+    for k in (0, 1, 3):
+        n = 5
+        drafts = torch.zeros(n, k, dtype=torch.int64)
+        out = solution.verify_draft(drafts, torch.ones(n, k, 1), torch.ones(n, k + 1, 1), _seed(90 + k))
+        assert_equal(out.tolist(), [[0] * (k + 1)] * n, f"rows over a vocabulary of 1 token, k = {k} (every draft accepted, then the bonus)")
+
+
+def test_vocabulary_of_millions_of_tokens(solution):
+    # Far more tokens than any chunk of rows; one-hot rows make the result certain.
+    vocab = 2**22 + 5
+    last = vocab - 1
+    q = torch.zeros(1, 1, vocab, dtype=torch.float16)
+    p = torch.zeros(1, 2, vocab, dtype=torch.float16)
+    q[0, 0, last] = 1.0
+    p[0, 0, last - 2] = 1.0  # p(last) = 0: the draft is rejected, replaced by the only token of max(0, p - q)
+    p[0, 1, 3] = 1.0
+    out = solution.verify_draft(torch.tensor([[last]]), q, p, _seed(95))
+    assert_tensor(out, shape=(1, 2), dtype=torch.int64, what=f"emitted tokens over a vocabulary of {vocab} tokens")
+    assert_equal(out.tolist(), [[last - 2, -1]], f"a row over a vocabulary of {vocab} tokens whose draft the target rules out")
 
 
 def test_expected_tokens_formula(solution):
