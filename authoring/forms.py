@@ -9,7 +9,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from pydantic import ValidationError
 
-from exercises.constants import TestVisibility
+from exercises.constants import GpuNeed, TestVisibility
 from exercises.models import Module, Rung, Track
 from exercises.schema import HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EquivalentMutant, Limits, Source
 
@@ -85,6 +85,9 @@ class ModuleForm(forms.ModelForm[Module]):
                 problems = "; ".join(f"key '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors())
                 raise forms.ValidationError(f"source {index}: {problems}") from exc
         return sources
+
+    def clean_gpu(self) -> str:
+        return str(self.cleaned_data.get("gpu") or GpuNeed.NO)
 
     def clean(self) -> dict[str, Any]:
         self.cleaned_data = _unix_newlines(super().clean() or {})
@@ -173,6 +176,8 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
             # Code and Markdown are kept byte for byte (a trailing newline is content).
             self.fields[name].strip = False  # type: ignore[attr-defined]
             self.fields[name].required = False
+        # A form that leaves the GPU choice out (a script, an old page) means "no GPU".
+        self.fields["gpu"].required = False
         self.fields["revision"].initial = self._current_revision()
         marked = [dict(item) for item in self.instance.equivalent_mutants or []]
         self.fields["equivalent_mutants_yaml"].initial = yaml.safe_dump(marked, sort_keys=False, allow_unicode=True, width=4096) if marked else ""

@@ -170,7 +170,6 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
     timings: dict[str, Any] = dict(result.timings)
     if submit:
         timings = {key: round(value) if isinstance(value, float) else value for key, value in timings.items()}
-    message = summary_for(result, kind)
     if ran_without_its_gpu(result, version):
         message = f"{message} {messages.CPU_FALLBACK_NOTE}".strip()
     return Graded(

@@ -45,8 +45,8 @@ def post_run(client: Client, kv: Rung, **data: object):
 
 def test_code_over_the_size_limit_is_refused_clearly(kv, lena):
     response = post_run(lena, kv, code="#" * (64 * 1024 + 1))
-    assert response.status_code == 400
-    assert "limit is 65536 bytes" in response.json()["error"]
+    assert response.status_code == 413  # Payload Too Large: the workspace words it
+    assert "the limit is 65,536 bytes" in response.json()["error"]
     assert Submission.objects.count() == 0
 
 
@@ -101,6 +101,7 @@ def test_anonymous_visitors_cannot_submit(kv, client):
 # Every URL that carries an id, and the test that proves a stranger cannot use it.
 URLS_WITH_IDS = {
     "submissions/<int:pk>/state": "test_another_learners_submission_is_404",
+    "submissions/<int:pk>/cancel": "grader.tests.test_cancel.test_only_the_learner_who_sent_it_can_cancel_it",
     "events/<str:channel>": "test_another_learners_live_channel_is_404",
     "mentor/modules/<slug:slug>/questions": "mentor.tests.test_staff_view",
     "admin/": "test_the_admin_is_closed_to_learners",

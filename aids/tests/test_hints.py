@@ -24,7 +24,7 @@ def test_every_shipped_rung_has_two_or_three_hints(catalog):
 
     current = RungVersion.objects.filter(pk__in=Rung.objects.values("current_version")).select_related("rung")
     counts = {version.rung.slug: len(version.hints) for version in current}
-    assert len(counts) == 6 and all(2 <= count <= 3 for count in counts.values()), counts
+    assert len(counts) == Rung.objects.count() >= 11 and all(2 <= count <= 3 for count in counts.values()), counts
 
 
 def test_the_workspace_shows_no_hint_text_until_one_is_revealed(rung, learner_client):

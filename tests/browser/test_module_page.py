@@ -75,9 +75,9 @@ def test_the_module_page_shows_its_parts_and_opens_rungs_in_place(pages: str, br
     page.goto(pages + "/modules/inference-and-serving/")
     expect(page.locator("#module-id")).to_have_text("P10.llm-systems-frontier.01 · Audience: it-ml")
     expect(page.locator("#lede")).to_be_visible()
-    expect(page.locator("#ladder-count")).to_contain_text("6 graded rungs · ~")
+    expect(page.locator("#ladder-count")).to_contain_text("7 graded rungs · ~")
     expect(page.locator(".ladder-intro")).to_contain_text("Run")
-    expect(page.locator(".rung-label")).to_have_count(6)
+    expect(page.locator(".rung-label")).to_have_count(7)
     expect(page.locator(".rung-label").first).to_contain_text("Rung 1 — ")
     expect(page.locator(".rung-label").last).to_contain_text("Senior rung — ")
     start = page.locator("#start-button")
@@ -178,6 +178,6 @@ def test_a_new_learner_walks_from_the_catalog_through_both_modules(site: str, br
 
     # The catalog shows the progress in each module.
     page.goto(site + "/")
-    expect(page.locator(".progress").first).to_contain_text("1/6 solved")
+    expect(page.locator(".progress").first).to_contain_text("1/7 solved")
     expect(page.locator(".progress").last).to_contain_text("1/4 solved")
     context.close()
