@@ -396,6 +396,10 @@ def test_attack_27_platform_secrets(sandbox: Sandbox, monkeypatch: pytest.Monkey
 
 
 def sandbox_runner_env_is_closed() -> bool:
-    """The runner states the container's environment; it never copies the host's."""
+    """The runner states the container's environment; it never copies the host's.
+
+    The harness (never the learner) also learns the image tag, to name it in results.
+    """
     options = runner_module.container_options("image", Job(mode="run", source="", tests={}), gpu_enabled=False)
-    return set(options["environment"]) == {"OMP_NUM_THREADS"}
+    environment = dict(options["environment"])
+    return set(environment) == {"OMP_NUM_THREADS", "DOJO_IMAGE"} and environment["DOJO_IMAGE"] == "image"
