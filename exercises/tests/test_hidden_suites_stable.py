@@ -162,7 +162,7 @@ def _wrong_solutions(rung: Path) -> list[Path]:
 def _fingerprint(value: Any, objects: Iterator[int]) -> Any:
     if isinstance(value, torch.Tensor):
         data = value.detach().cpu().contiguous()
-        raw = data.view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""  # 0-D too (shape is kept below)
         return ("tensor", str(value.dtype), tuple(value.shape), hashlib.sha256(raw).hexdigest())
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_fingerprint(item, objects) for item in value))

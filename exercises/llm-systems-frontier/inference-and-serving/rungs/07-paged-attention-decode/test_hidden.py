@@ -119,7 +119,7 @@ def test_shapes_that_do_not_fit_raise(solution):
     _raises(solution, (q[0], k, v, tables, lengths), "query without its sequence dimension")
     _raises(solution, (q[:, :, None], k, v, tables, lengths), "query with an extra dimension")
     two_rows = torch.tensor([[1, 2], [3, 0]], dtype=torch.int32), torch.tensor([6, 5], dtype=torch.int32)
-    _raises(solution, (torch.randn(2, 8), k, v, *two_rows), "a 2-dimensional query for two sequences")
+    _raises(solution, (q[0, :2].clone(), k, v, *two_rows), "a 2-dimensional query for two sequences")
     _raises(solution, (q, k[0], v[0], tables, lengths), "caches without the block dimension")
     _raises(solution, (q, k[..., None], v[..., None], tables, lengths), "caches with an extra dimension")
     _raises(solution, (q, k, v[:, :, :1], tables, lengths), "value cache of another shape")
