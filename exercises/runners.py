@@ -16,6 +16,10 @@ from sandbox.image.tag import image_tag
 from sandbox.jobs import Limits
 from sandbox.runner import SandboxRunner
 
+# Set by the worker at start-up to its Celery node name: warm containers are
+# labelled "<node>:<pid>", and a worker that starts over removes only its own.
+WORKER_NODE_ENV = "DOJO_WORKER_NODE"
+
 _runners: dict[tuple[int, str, bool, int, str, str, int], SandboxRunner] = {}
 
 
@@ -77,7 +81,7 @@ def default_runner() -> SandboxRunner:
             pool_size=settings.SANDBOX_POOL_SIZE,
             # A GPU worker grades GPU rungs: its warm containers hold its slot's GPU.
             pool_limits=Limits(gpu=gpu),
-            pool_owner=f"{socket.gethostname()}:{os.getpid()}",
+            pool_owner=f"{os.environ.get(WORKER_NODE_ENV) or socket.gethostname()}:{os.getpid()}",
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
             reuse_jobs=settings.SANDBOX_REUSE_JOBS,
         )

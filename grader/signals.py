@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from typing import Any
 
@@ -17,8 +18,16 @@ def _check_dependencies(sender: Any = None, **kwargs: Any) -> None:
     """A worker without its sandbox image or broker stops here, saying which."""
     from django.core.exceptions import ImproperlyConfigured
 
+    from exercises.runners import WORKER_NODE_ENV
+
     from .checks import require_grading_dependencies
 
+    # The pool children (forked after this) name their warm containers by
+    # this worker's node name, so that a worker starting over removes its
+    # own and never another worker's on the same Docker engine.
+    node = str(getattr(sender, "hostname", "") or "")
+    if node:
+        os.environ[WORKER_NODE_ENV] = node
     try:
         require_grading_dependencies()
     except ImproperlyConfigured as exc:
@@ -42,7 +51,7 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
     try:
         # Older than the hard limit means no live task can still be reading
         # it; pre-started containers of this worker's previous life go too.
-        remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S, pool_owner_prefix=f"{socket.gethostname()}:")
+        remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S, pool_owner_prefix=f"{hostname or socket.gethostname()}:")
     except Exception as exc:  # noqa: BLE001 - Docker being down must not stop the worker
         log.warning("could not clean up old sandbox containers: %s", exc)
 

@@ -81,3 +81,24 @@ def test_a_restarted_worker_removes_the_containers_its_previous_life_kept_warm(s
     assert pool_containers(owner)
     remove_stale_containers(max_age_s=3600, pool_owner_prefix=f"{OWNER}-host:")
     assert pool_containers(owner) == []
+
+
+def test_a_restarted_worker_leaves_another_workers_containers_on_the_same_engine(sandbox_image):
+    # Two workers on one Docker engine (two Celery nodes on one host, or two
+    # test sessions): one starting over must not take the other's warm
+    # container, nor one that has just exited while its runner reads it.
+    other = f"{OWNER}-other@host:7"
+    runner = SandboxRunner(sandbox_image, pool_size=1, pool_owner=other)
+    try:
+        wait_ready(runner)
+        (warm,) = pool_containers(other)
+        exited = subprocess.run(
+            ["docker", "run", "-d", "--label", "llm-dojo.sandbox=1", "--label", f"{POOL_LABEL}={other}", "--entrypoint", "true", sandbox_image],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        subprocess.run(["docker", "wait", exited], capture_output=True, check=True)
+        remove_stale_containers(max_age_s=3600, pool_owner_prefix=f"{OWNER}-restarting@host:")
+        assert set(pool_containers(other)) == {warm, exited[:12]}
+    finally:
+        runner.close()
+        subprocess.run(["docker", "rm", "-f", *pool_containers(other)], capture_output=True)
