@@ -409,9 +409,9 @@ def _grade(
     started: float,
 ) -> dict[str, Any]:
     """Run the tests (twice for a Submit), and return the report's fields."""
-    from .plugin import HarnessPlugin, RunState, TestRecord, all_passed, run_tests
+    from .plugin import HarnessPlugin, RunState, TestRecord, all_passed, not_failed, run_tests
     from .proxy import Channel, ServerDied
-    from .rerun import judge_rerun
+    from .rerun import RerunVerdict, judge_rerun
 
     run_started = time.monotonic()
     emitter.emit("started", setup_s=round(run_started - started, 3))
@@ -449,12 +449,19 @@ def _grade(
         # after killing everything the first run left and under a new fork
         # server on a new channel: a test whose result changes depends on
         # state kept between calls.
+        # When the first run failed, the grade is settled: only its failed
+        # tests run again, to say which of them pass on their own.
+        failed = frozenset(name for name, record in shared.tests.items() if not not_failed(record.outcome)) or None
         control.close()
         fresh_channel = Channel(launcher.reset(), deadline=time.monotonic() + time_s, abort=flood)
-        fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop))
+        fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=failed))
         check_server(fresh, fresh_channel)
         calls += fresh_channel.calls
-        rerun = judge_rerun(shared, fresh, time_s)
+        rerun = judge_rerun(shared, fresh, time_s, only=failed)
+        if failed is not None and rerun.outcome is not None:
+            # An explanation that could not finish explains nothing, and the
+            # failed grade stands as it is (never "passed its first run").
+            rerun = RerunVerdict()
     run_s = time.monotonic() - run_started
     time.sleep(0.05)  # let the taps drain what the learner printed last
 

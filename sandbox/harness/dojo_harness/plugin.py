@@ -67,9 +67,20 @@ class HarnessPlugin:
 
     ``fresh=True`` gives every test its own learner process (used to detect
     state kept between tests); otherwise one process serves the whole run.
+    ``only``: run just the tests of these names (the others are deselected).
     """
 
-    def __init__(self, channel: Channel, source: str, *, fresh: bool, stop: Callable[[], str | None], on_test: Callable[[TestRecord], None] | None = None) -> None:
+    def __init__(
+        self,
+        channel: Channel,
+        source: str,
+        *,
+        fresh: bool,
+        stop: Callable[[], str | None],
+        on_test: Callable[[TestRecord], None] | None = None,
+        only: frozenset[str] | None = None,
+    ) -> None:
+        self.only = only
         self.channel = channel
         self.source = source
         self.fresh = fresh
@@ -147,6 +158,14 @@ class HarnessPlugin:
         record = self.state.tests.get(name)
         if record is not None and self.on_test is not None:
             self.on_test(record)
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self.only is None:
+            return
+        deselected = [item for item in items if item.name not in self.only]
+        items[:] = [item for item in items if item.name in self.only]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

@@ -4,6 +4,11 @@ The re-run exists to catch solutions whose results depend on state kept
 between calls. It can only do that if it completes: a re-run that timed
 out, lost its server or skipped tests fails the Submit and says why, so an
 order-dependent solution cannot pass by sabotaging the check.
+
+When the first run already failed, the Submit fails whatever the re-run
+finds: then only the failed tests run again, each on its own, to tell the
+learner which of them pass alone (state kept between calls). That halves
+the cost of a failing Submit, the common kind, and cannot change its grade.
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> 
     return leaky
 
 
-def judge_rerun(shared: RunState, fresh: RunState, time_s: float) -> RerunVerdict:
+def judge_rerun(shared: RunState, fresh: RunState, time_s: float, only: frozenset[str] | None = None) -> RerunVerdict:
+    """``only``: the re-run ran just these tests (the ones that failed the first run)."""
     prefix = "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, "
     if fresh.timed_out:
         return RerunVerdict("timeout", prefix + f"did not finish within the {time_s:g} s time limit.", failure="timeout")
@@ -64,7 +70,8 @@ def judge_rerun(shared: RunState, fresh: RunState, time_s: float) -> RerunVerdic
         return RerunVerdict("error", prefix + f"stopped: {fresh.learner_died}.", failure="error")
     if fresh.collect_errors:
         return RerunVerdict("infra_error", "The re-run's tests could not be collected: " + "; ".join(fresh.collect_errors)[:2000])
-    missing = sorted(set(shared.tests) - set(fresh.tests))
+    expected = set(shared.tests) if only is None else set(only)
+    missing = sorted(expected - set(fresh.tests))
     if missing:
-        return RerunVerdict("failed", prefix + f"did not complete: {len(missing)} of {len(shared.tests)} tests did not run again.", failure="incomplete")
+        return RerunVerdict("failed", prefix + f"did not complete: {len(missing)} of {len(expected)} tests did not run again.", failure="incomplete")
     return RerunVerdict(leaky=merge_fresh(shared.tests, fresh.tests))
