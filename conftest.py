@@ -262,6 +262,20 @@ def enqueued(monkeypatch: Any) -> list[tuple[str, int, str]]:
     return sent
 
 
+@pytest.fixture
+def warm_grading_pool(settings: Any) -> Iterator[None]:
+    """Grade in this process as a worker does: two warm containers, each
+    reused for several jobs (for tests that grade dozens of jobs, such as
+    ``validate_exercises`` over every rung); removed at the end."""
+    from exercises.runners import close_runners
+
+    settings.SANDBOX_POOL_SIZE = 2
+    try:
+        yield
+    finally:
+        close_runners()
+
+
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings: Any) -> None:
     """Tests render templates without running collectstatic first, and grade

@@ -83,7 +83,9 @@ class RungReport:
         for key in ("facts", "seconds", "mutation"):
             data.pop(key)
         empty = {"mutants": None, "killed": None, "equivalent": None, "mutation_score": None}
-        return {**data, **(self.mutation.summary() if self.mutation else empty)}
+        # What did not hold, with its evidence: a JSON reader learns why a rung failed.
+        failing = [{"claim": fact.claim, "evidence": fact.evidence} for fact in self.facts if not fact.ok]
+        return {**data, **(self.mutation.summary() if self.mutation else empty), "failing": failing}
 
 
 def _evidence(result: JobResult) -> str:

@@ -35,7 +35,7 @@ def test_the_guides_example_rung_loads(tmp_path):
 
 
 @pytest.mark.docker
-def test_the_guides_example_rung_passes_validate_exercises(tmp_path, sandbox_image, settings):
+def test_the_guides_example_rung_passes_validate_exercises(tmp_path, sandbox_image, settings, warm_grading_pool):
     from io import StringIO
 
     from django.core.management import call_command

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.docker]
 
 
 @pytest.mark.timeout(1500)
-def test_every_shipped_rung_validates(sandbox_image, settings):
+def test_every_shipped_rung_validates(sandbox_image, settings, warm_grading_pool):
     # NOTE: without the mutation analysis, which alone takes minutes for the
     # module on two cores; tests/sandbox/test_mutants.py and the
     # --min-mutation-score test below cover it, and `validate_exercises`
@@ -31,8 +31,9 @@ def test_every_shipped_rung_validates(sandbox_image, settings):
         assert set(report) == {
             "rung", "visible_tests", "hidden_tests", "reference_passed", "starter_failed_hidden",
             "wrong_solutions", "wrong_caught", "wrong_passing_visible",
-            "mutants", "killed", "equivalent", "mutation_score",
+            "mutants", "killed", "equivalent", "mutation_score", "failing",
         }
+        assert report["failing"] == [], report
         assert report["reference_passed"] and report["starter_failed_hidden"], report
         assert report["wrong_solutions"] >= 3 and report["wrong_caught"] == report["wrong_solutions"], report
         assert report["wrong_passing_visible"] >= 1, report
@@ -40,7 +41,7 @@ def test_every_shipped_rung_validates(sandbox_image, settings):
         assert (report["mutants"], report["killed"], report["equivalent"], report["mutation_score"]) == (None, None, None, None), report
 
 
-def test_a_rung_whose_reference_fails_is_reported_and_exits_non_zero(sandbox_image, settings, tmp_path):
+def test_a_rung_whose_reference_fails_is_reported_and_exits_non_zero(sandbox_image, settings, tmp_path, warm_grading_pool):
     import shutil
 
     settings.SANDBOX_IMAGE = sandbox_image
@@ -97,7 +98,7 @@ wrong_solutions:
 }
 
 
-def test_the_mutation_score_is_reported_and_judged_only_when_asked(sandbox_image, settings, tmp_path):
+def test_the_mutation_score_is_reported_and_judged_only_when_asked(sandbox_image, settings, tmp_path, warm_grading_pool):
     import shutil
 
     settings.SANDBOX_IMAGE = sandbox_image
