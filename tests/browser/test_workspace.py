@@ -374,7 +374,10 @@ def test_an_ended_session_or_a_stale_page_loses_nothing(page_site: str, browser:
 @pytest.mark.parametrize("viewport", BOTH)
 def test_a_failure_on_our_side_or_the_network_is_said_plainly(page_site: str, browser: Any, learner: Any, viewport: dict[str, int],
                                                               monkeypatch: Any) -> None:
+    from playwright.sync_api import expect
+
     from exercises.models import Rung
+    from frontend.models import Draft
     from grader import services
 
     page = _open(browser, page_site, viewport, learner)
@@ -396,11 +399,22 @@ def test_a_failure_on_our_side_or_the_network_is_said_plainly(page_site: str, br
     _refused(page, viewport, "The server is not answering right now (error 502). " + KEPT + " Try again in a moment.", code, "#submit-button")
     page.unroute("**/rungs/kv-cache-size/submit")
 
-    # The network is down.
+    # A proxy refuses the request's size (the site itself answers a 413 in its own words, tested above).
+    page.route("**/rungs/kv-cache-size/run", lambda route: route.fulfill(status=413, content_type="text/html", body="<h1>Too large</h1>"))
+    page.click("#run-button")
+    _refused(page, viewport, "Your code is too large to send; the limit is 65,536 bytes. Remove some of it, then try again.", code)
+    page.unroute("**/rungs/kv-cache-size/run")
+
+    # The network is down: Run says so, and an edit is kept until the connection is back.
     page.context.set_offline(True)
     page.click("#run-button")
     _refused(page, viewport, "Could not reach the server: check your connection, then try again. " + KEPT, code)
+    code = _type_at_the_end(page, viewport, "\n# typed offline")
+    expect(page.locator("#save-state")).to_have_text(
+        "Draft kept in this browser only: the server cannot be reached. It is saved when the connection is back.", timeout=10_000)
     page.context.set_offline(False)
+    expect(page.locator("#save-state")).to_have_text("Draft saved", timeout=10_000)
+    assert Draft.objects.get().code == code
 
     # The rung was unpublished while the page was open (a 404).
     Rung.objects.filter(slug="kv-cache-size").update(current_version=None)

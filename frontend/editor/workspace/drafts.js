@@ -53,7 +53,7 @@ export function createDrafts(root, csrf, getCode) {
       saveState.textContent = "Draft kept in this browser only: " + draftRefusal(resp, data);
     } catch (e) {
       dirty = true;
-      saveState.textContent = "Draft kept in this browser only (offline?)";
+      saveState.textContent = "Draft kept in this browser only: the server cannot be reached. It is saved when the connection is back.";
     }
   }
 
@@ -78,6 +78,7 @@ export function createDrafts(root, csrf, getCode) {
   }
 
   window.addEventListener("pagehide", flush);
+  window.addEventListener("online", () => { if (dirty) save(); });
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
   return { schedule, save, restore, isDirty: () => dirty };
 }
