@@ -8,8 +8,10 @@ module page and the attempt; the styled 403 and 404 pages, authoring problems
 next to their field, the highlighted reference.
 
 One Chromium and one worker serve the whole module; each test has its own
-browser context. Screenshots go to var/screenshots/workspace/ (the ones the
-README shows are copied from there to docs/img/)."""
+browser context. Screenshots go to var/screenshots/workspace/; the README's
+are copies in docs/img/: workspace-submit-failed-{1440,800},
+workspace-800-code (as workspace-800-code-tab), workspace-timeout-at-import-800
+and workspace-passed-{1440,800}, each renamed width first."""
 
 from __future__ import annotations
 
