@@ -704,24 +704,42 @@ def test_keyboard_only_run_then_submit_shows_failures_first_and_next_rung(graded
     page.context.close()
 
 
+# Where the code was stuck, one case per width: a timeout costs a full Run
+# limit and a fresh container, and the page shows both cases the same way.
+LOOPS = {
+    "at-import": "\nwhile True:\n    pass\n",
+    # Only the second visible test asks for a batch of 4.
+    "in-a-test": ("\n\n_kv_cache_bytes = kv_cache_bytes\n\n\ndef kv_cache_bytes(config, seq_len, batch_size=1, dtype='fp16'):\n"
+                  "    while batch_size == 4:\n        pass\n    return _kv_cache_bytes(config, seq_len, batch_size, dtype)\n"),
+}
+
+
 @pytest.mark.worker
 @pytest.mark.redis
 @pytest.mark.docker
-@pytest.mark.parametrize("viewport", BOTH)
-def test_a_loop_at_import_time_is_named_and_every_test_listed(graded_site: str, browser: Any, learner: Any, viewport: dict[str, int],
-                                                             shots: Path) -> None:
+@pytest.mark.parametrize(("viewport", "where"), [pytest.param(WIDE, "in-a-test", id="1440-in-a-test"),
+                                                 pytest.param(NARROW, "at-import", id="800-at-import")])
+def test_a_timeout_says_where_the_code_was_stuck_and_lists_every_test(graded_site: str, browser: Any, learner: Any,
+                                                                     viewport: dict[str, int], where: str, shots: Path) -> None:
     from playwright.sync_api import expect
 
     page = _open(browser, graded_site, viewport, learner)
-    _set_code(page, (KV / "reference.py").read_text() + "\nwhile True:\n    pass\n")
+    # Within the Run limit: 6 s here, while Submit keeps the rung's 30 s.
+    _set_code(page, (KV / "reference.py").read_text() + LOOPS[where])
     page.click("#run-button")
     expect(page.locator("#timer")).to_be_visible()
     expect(page.locator("#status")).to_have_class("status timeout", timeout=GRADING_TIMEOUT_MS)
     _result_in_view(page, viewport)
-    expect(page.locator("#status")).to_contain_text("did not finish loading")
-    expect(page.locator("#test-summary")).to_contain_text("not run")
     expect(page.locator("#tests li.test-skipped").first).to_contain_text("not run")
-    page.screenshot(path=str(shots / f"workspace-timeout-at-import-{_width(viewport)}.png"))
+    if where == "at-import":
+        expect(page.locator("#status")).to_contain_text("did not finish loading within the 6 s time limit")
+        expect(page.locator("#test-summary")).to_have_text("1 hit the time limit · 2 not run")
+    else:
+        expect(page.locator("#status")).to_contain_text("It was stuck in test_grouped_query_heads_shrink_the_cache; the tests after it did not run.")
+        expect(page.locator("#test-summary")).to_have_text("1 hit the time limit · 1 passed · 1 not run")
+        expect(page.locator("#tests li.test-timeout")).to_contain_text("test_grouped_query_heads_shrink_the_cache")
+        expect(page.locator("#tests li.test-skipped")).to_contain_text("test_max_sequences_on_a_40_gb_card")
+    page.screenshot(path=str(shots / f"workspace-timeout-{where}-{_width(viewport)}.png"))
     page.context.close()
 
 
