@@ -46,7 +46,8 @@ function start(root) {
   const timer = createTimer($("timer"));
   let busy = false;
   let cancelUrl = null;
-  // A refused Cancel (the job had just finished): said again under the result.
+  // Why the last Cancel failed: kept under the live status until the job ends
+  // (a queued or running update would otherwise replace it at once).
   let cancelNote = "";
   function setBusy(value) {
     busy = value;
@@ -69,10 +70,13 @@ function start(root) {
   function onState(state) {
     if (state.cancel_url) cancelUrl = state.cancel_url;
     render(state);
+    if (cancelNote) $("status").textContent += "\n" + cancelNote;
+    if (state.status === "done") cancelNote = "";
   }
   // The job can no longer be followed (logged out, or it is gone): say so, free the buttons.
   function lost(resp) {
     setBusy(false);
+    cancelNote = "";
     cancelUrl = null;
     setStatus(refusalText(resp, null, { missing: "This job is no longer available." }), "error");
   }
@@ -108,7 +112,6 @@ function start(root) {
     setBusy(false);
     cancelUrl = null;
     history.load(false);
-    if (cancelNote) { $("status").textContent += "\n" + cancelNote; cancelNote = ""; }
     const badge = $("tab-output-badge");
     badge.hidden = false;
     badge.textContent = state.outcome === "passed" ? "\u2714" : "\u2718";
@@ -152,12 +155,14 @@ function start(root) {
         const text = refusalText(resp, data, { missing: "This job is no longer available." });
         setStatus(text, "error");
         $("cancel-button").disabled = false;
-        // Nothing to cancel: the job has finished, and its result follows this.
-        if (resp.status === 409) cancelNote = text;
+        cancelNote = text;
+      } else {
+        cancelNote = "";
       }
       tracker.refresh();
     } catch (e) {
       setStatus(OFFLINE_CANCEL, "error");
+      cancelNote = OFFLINE_CANCEL;
       $("cancel-button").disabled = false;
     }
   });
