@@ -379,6 +379,7 @@ def test_a_failure_on_our_side_or_the_network_is_said_plainly(page_site: str, br
     from playwright.sync_api import expect
 
     from exercises.models import Rung
+    from frontend import services as frontend_services
     from frontend.models import Draft
     from grader import services
 
@@ -391,8 +392,12 @@ def test_a_failure_on_our_side_or_the_network_is_said_plainly(page_site: str, br
         raise RuntimeError("a bug on our side")
 
     monkeypatch.setattr(services, "submit_solution", broken)
+    monkeypatch.setattr(frontend_services, "save_draft", broken)
     page.click("#run-button")
     _refused(page, viewport, "Something went wrong on our side (error 500), so your code was not graded. " + KEPT + " Try again in a moment.", code)
+    code = _type_at_the_end(page, viewport, "\n# typed while the server fails")
+    expect(page.locator("#save-state")).to_have_text(
+        "Draft kept in this browser only: the server could not save it (error 500). It tries again with your next edit.", timeout=10_000)
     monkeypatch.undo()
 
     # A proxy in front of the site has no server behind it (the site itself cannot answer 502).
@@ -562,6 +567,7 @@ def test_the_history_shows_scores_pages_and_reopens_an_attempts_results(page_sit
         )
         SubmissionTestResult.objects.create(submission=submission, order=0, name="test_one", outcome="passed")
         SubmissionTestResult.objects.create(submission=submission, order=1, name="test_two", outcome="failed", message=f"wrong by {n}")
+    newest = submission
 
     page = _open(browser, page_site, viewport, learner)
     if viewport is NARROW:
@@ -584,6 +590,12 @@ def test_the_history_shows_scores_pages_and_reopens_an_attempts_results(page_sit
     expect(page.locator("#status")).to_contain_text("Attempt #")
     expect(page.locator("#tests li").first).to_contain_text("wrong by 0")
     _result_in_view(page, viewport)
+
+    # An attempt removed since the list was shown (an admin deleted it): said, not silently ignored.
+    page.locator("#history-list li button").first.click()
+    Submission.objects.filter(pk=newest.pk).delete()
+    page.click("#history-results")
+    _refused(page, viewport, "This attempt is no longer available. " + KEPT, _code(page))
     page.context.close()
 
 

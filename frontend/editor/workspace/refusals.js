@@ -39,5 +39,6 @@ export function draftRefusal(resp, data) {
   if (data && data.error) return data.error;
   if (isLoggedOut(resp)) return "you are logged out. Reload the page and log in to save it.";
   if (resp.status === 403) return "reload the page to save it on the server.";
+  if (resp.status >= 500) return "the server could not save it (error " + resp.status + "). It tries again with your next edit.";
   return "the server refused it (error " + resp.status + ").";
 }
