@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.cpu_split import CpuSampler
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, VENV_BIN, Stack, StackConfig, prepare, stack_env, start
 
 WORK_DIR = REPO_ROOT / "var" / "loadtest"
@@ -350,7 +351,7 @@ def _load_average() -> list[float]:
         return []
 
 
-def stage_figures(config: Config, learners: dict[str, Any]) -> list[dict[str, Any]]:
+def stage_figures(config: Config, learners: dict[str, Any], cpu: CpuSampler | None = None) -> list[dict[str, Any]]:
     """Each step's refusals and result waits, from the learners' own timelines.
 
     A step is judged on the Run/Submit requests sent after its first
@@ -376,6 +377,7 @@ def stage_figures(config: Config, learners: dict[str, Any]) -> list[dict[str, An
             "busy_share": round(busy_share, 3) if busy_share is not None else None, "results": len(waits),
             "jobs_per_min": round(len(waits) / max(1.0, end - begin) * 60, 1),
             "result_wait_p50_s": _percentile(waits, 0.5), "result_wait_p95_s": wait_p95, "serves": serves,
+            "cpu_split": cpu.split(begin, end) if cpu is not None else None,
         })  # fmt: skip
     return figures
 
@@ -404,9 +406,11 @@ def refusal_figures(learners: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_report(config: Config, image: str, started: float, drained_s: float, load_before: list[float], load_after: list[float]) -> dict[str, Any]:
+def build_report(
+    config: Config, image: str, started: float, drained_s: float, load_before: list[float], load_after: list[float], cpu: CpuSampler | None = None
+) -> dict[str, Any]:
     learners = _learner_counts()
-    stages = stage_figures(config, learners)
+    stages = stage_figures(config, learners, cpu)
     capacity = capacity_found(stages)
     refusals = refusal_figures(learners)
     counts: dict[str, int] = learners.get("counts", {})
@@ -542,6 +546,13 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"  {stage['learners']:>8} {stage['requests']:>8} {stage['busy']:>6} {share:>7} {stage['results']:>7} {stage['jobs_per_min']:>8} "
               f"{p50:>8} {p95:>8}  {'yes' if stage['serves'] else 'no'}")
     print(f"  learners served: {capacity['learners_served']} (target {capacity['target']})")
+    print("\n  where the CPU went in each step (share of the machine's busy time; 'busy cores' is busy time over all cores):")
+    for stage in capacity["stages"]:
+        split = stage.get("cpu_split")
+        if split:
+            busy = split.get("busy cores (of all)", 0.0)
+            parts = ", ".join(f"{group} {share:.0%}" for group, share in sorted(split.items(), key=lambda item: -item[1]) if group != "busy cores (of all)")
+            print(f"  {stage['learners']:>8} learners: busy cores {busy:.0%}; {parts}")
     refusals = report["refusals"]
     print(f"  refusals: {refusals['refusals']}, without Retry-After: {refusals['without_retry_after']}, longest Retry-After {refusals['retry_after_max_s']} s; "
           f"sent again after waiting it: {refusals['retries_after_waiting']}, accepted then: {refusals['retries_accepted_share']}")
@@ -571,22 +582,25 @@ def run_load_test(config: Config) -> int:
     load_before = _load_average()
     env = stack_env(config.stack)
     stack = Stack(env, config.stack)
+    cpu = CpuSampler()
     with _sigterm_as_interrupt():
         try:
             image = prepare(config.stack, env)
             _setup_django(env)
             _log(f"starting the stack (logs in {LOG_DIR.relative_to(REPO_ROOT)}/)")
             start(stack, config.stack)
+            cpu.start()
             _run_locust(config, env)
             stack.check_alive()
             drained_s = _drain(config, stack)
             load_after = _load_average()
+            cpu.stop()
         except KeyboardInterrupt:
             _log("interrupted")
             return 130
         finally:
             stack.stop()
-    report = build_report(config, image, started, drained_s, load_before, load_after)
+    report = build_report(config, image, started, drained_s, load_before, load_after, cpu)
     results_path_for(report).write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     print_report(report)
     return 0 if report["result"] == "PASS" else 1

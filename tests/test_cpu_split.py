@@ -1,0 +1,36 @@
+"""The load test's CPU split names where the machine's time went (bench/cpu_split.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from bench.cpu_split import GROUPS, CpuSampler
+
+
+def test_a_busy_process_shows_up_in_its_group_and_the_shares_add_up() -> None:
+    # A process whose command line says "gunicorn" burns 1.5 s of CPU, then
+    # idles past the next sample (what a process does after the last sample
+    # before it ends is not counted: the sampler is for long-lived servers).
+    burn = "import time\nwhile time.process_time() < 1.5: pass\ntime.sleep(1.2)\n"
+    sampler = CpuSampler(interval_s=0.5).start()
+    begin = time.time()
+    subprocess.run([sys.executable, "-c", burn, "gunicorn"], check=True)
+    time.sleep(0.6)
+    sampler.stop()
+    used = sampler.used(begin - 1, time.time() + 1)
+    split = sampler.split(begin - 1, time.time() + 1)
+    assert used is not None and split is not None
+    # All of it is counted in its group (it was seen alive, and its time is
+    # kept after it ended), and nothing else runs as "gunicorn" here.
+    assert 1.4 <= used[2]["web (gunicorn)"] <= 1.7, used
+    assert "web (gunicorn)" in {group for group, _ in GROUPS}
+    shares = [share for group, share in split.items() if group != "busy cores (of all)"]
+    assert abs(sum(shares) - 1.0) < 0.01, split
+
+
+def test_no_split_without_two_samples_in_the_window() -> None:
+    sampler = CpuSampler(interval_s=60).start()
+    sampler.stop()
+    assert sampler.split(0, 1) is None
