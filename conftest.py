@@ -195,14 +195,12 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[No
             cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
 
 
-@pytest.fixture
-def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[Any]:
-    """Makes real Celery worker processes against the test database; stops them after."""
-    env = {
+def _worker_env(database: dict[str, Any], redis_url: str, sandbox_image: str) -> dict[str, str]:
+    return {
         **os.environ,
         "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'platform'}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": database_url(settings.DATABASES["default"]),
+        "DATABASE_URL": database_url(database),
         "REDIS_URL": redis_url,
         "SANDBOX_IMAGE": sandbox_image,
         "SECRET_KEY": "test-worker",
@@ -210,10 +208,36 @@ def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, se
         # light enough for a two-core test machine starting workers often.
         "SANDBOX_POOL_SIZE": "1",
     }
+
+
+@pytest.fixture
+def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[Any]:
+    """Makes real Celery worker processes against the test database; stops them after."""
+    env = _worker_env(settings.DATABASES["default"], redis_url, sandbox_image)
     made: list[WorkerProcess] = []
 
     def make(name: str = "worker@test", beat: bool = False, queues: str = "run,submit,maintenance") -> WorkerProcess:
         worker = WorkerProcess(env, name, beat, queues)
+        made.append(worker)
+        return worker
+
+    yield make
+    for worker in made:
+        worker.stop()
+
+
+@pytest.fixture(scope="module")
+def module_worker_factory(django_db_setup: Any, redis_url: str, sandbox_image: str) -> Iterator[Any]:
+    """Like ``worker_factory``, but its workers serve every test of a module:
+    a worker process keeps no state between jobs, and starting one per test
+    costs seconds. The tests using one still need ``transactional_db``."""
+    from django.conf import settings
+
+    env = _worker_env(settings.DATABASES["default"], redis_url, sandbox_image)
+    made: list[WorkerProcess] = []
+
+    def make(name: str = "worker@module", **extra_env: str) -> WorkerProcess:
+        worker = WorkerProcess(env, name, beat=False).start(True, **extra_env)
         made.append(worker)
         return worker
 

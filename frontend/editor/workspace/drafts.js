@@ -4,6 +4,7 @@
 // server before the last save does; the local copy, not yet confirmed by
 // the server, then wins and is saved again.
 import { $ } from "./dom.js";
+import { draftRefusal } from "./refusals.js";
 
 const DRAFT_DEBOUNCE_MS = 800;
 
@@ -40,17 +41,19 @@ export function createDrafts(root, csrf, getCode) {
         method: "POST", credentials: "same-origin",
         headers: { "X-CSRFToken": csrf }, body: new URLSearchParams({ code }),
       });
-      if (resp.ok) {
+      // A redirect is the login page answering: the session has ended, nothing was saved.
+      if (resp.ok && !resp.redirected) {
         const local = readLocal();
         if (local && local.code === code) keepLocal(code, true);
         saveState.textContent = "Draft saved";
         return;
       }
-      const data = await resp.json().catch(() => ({}));
-      saveState.textContent = "Draft kept in this browser only: " + (data.error || "the server refused it (" + resp.status + ").");
+      const json = (resp.headers.get("content-type") || "").includes("application/json");
+      const data = json ? await resp.json().catch(() => null) : null;
+      saveState.textContent = "Draft kept in this browser only: " + draftRefusal(resp, data);
     } catch (e) {
       dirty = true;
-      saveState.textContent = "Draft kept in this browser only (offline?)";
+      saveState.textContent = "Draft kept in this browser only: the server cannot be reached. It is saved when the connection is back.";
     }
   }
 
@@ -75,6 +78,7 @@ export function createDrafts(root, csrf, getCode) {
   }
 
   window.addEventListener("pagehide", flush);
+  window.addEventListener("online", () => { if (dirty) save(); });
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
   return { schedule, save, restore, isDirty: () => dirty };
 }

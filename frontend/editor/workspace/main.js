@@ -8,25 +8,17 @@ import { createDrafts } from "./drafts.js";
 import { createHistory } from "./history.js";
 import { initPanels } from "./panels.js";
 import { markSolved, showReference } from "./reference.js";
+import { OFFLINE, OFFLINE_CANCEL, refusalText } from "./refusals.js";
 import { clearResults, render } from "./results.js";
 import { createSize } from "./size.js";
 import { createTimer } from "./timer.js";
 import { createTracker } from "./tracking.js";
 
-// What a refusal the server did not word itself means to the learner.
-function refusalText(resp, data) {
-  if (data && data.error) return data.error;
-  if (resp.redirected || resp.status === 401) return "You are logged out. Log in again in another tab, then retry: your code is kept in this browser.";
-  if (resp.status === 403) return "Your session has expired. Reload the page (your code is kept in this browser), then try again.";
-  if (resp.status === 413) return "Your code is too large to send.";
-  if (resp.status >= 500) return "The server failed to take your code (" + resp.status + "). Your draft is kept; try again in a moment.";
-  return "The request was refused (" + resp.status + ").";
-}
-
 function start(root) {
   const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
   const starter = JSON.parse($("starter-code").textContent);
   const panels = initPanels(root);
+  const limit = Number(root.dataset.maxBytes);
 
   // The editor, the drafts and the size meter need each other: the editor
   // reports changes, the others read the code.
@@ -37,7 +29,7 @@ function start(root) {
     onSubmit: () => send("submit"),
   });
   drafts = createDrafts(root, csrf, code.getCode);
-  size = createSize(Number(root.dataset.maxBytes), code.getCode);
+  size = createSize(limit, code.getCode);
   drafts.restore(code.setCode);
   size.update();
   // Tests and tools reach the editor through this.
@@ -54,6 +46,9 @@ function start(root) {
   const timer = createTimer($("timer"));
   let busy = false;
   let cancelUrl = null;
+  // Why the last Cancel failed: kept under the live status until the job ends
+  // (a queued or running update would otherwise replace it at once).
+  let cancelNote = "";
   function setBusy(value) {
     busy = value;
     $("run-button").disabled = value;
@@ -68,13 +63,24 @@ function start(root) {
   function revealOutput() {
     if (panels.isNarrow()) panels.showTab("output");
     $("panel-output").scrollIntoView({ block: "nearest" });
+    // The status heads the result; the panel may have been scrolled down to the history.
+    $("status").scrollIntoView({ block: "nearest" });
   }
 
   function onState(state) {
     if (state.cancel_url) cancelUrl = state.cancel_url;
     render(state);
+    if (cancelNote) $("status").textContent += "\n" + cancelNote;
+    if (state.status === "done") cancelNote = "";
   }
-  const tracker = createTracker(root, onState, finished);
+  // The job can no longer be followed (logged out, or it is gone): say so, free the buttons.
+  function lost(resp) {
+    setBusy(false);
+    cancelNote = "";
+    cancelUrl = null;
+    setStatus(refusalText(resp, null, { missing: "This job is no longer available." }), "error");
+  }
+  const tracker = createTracker(root, onState, finished, lost);
   const history = createHistory(root.dataset.historyUrl, code, {
     resume: (latest) => {
       // The page was reloaded while a job was in flight: follow it again.
@@ -90,8 +96,13 @@ function start(root) {
     },
     reopen: async (attempt) => {
       if (busy) return;
-      const resp = await fetch(attempt.state_url, { credentials: "same-origin", cache: "no-store" });
-      if (!resp.ok) return;
+      const resp = await fetch(attempt.state_url, { credentials: "same-origin", cache: "no-store" }).catch(() => null);
+      if (!resp) { setStatus(OFFLINE, "error"); revealOutput(); return; }
+      if (!resp.ok || resp.redirected) {
+        setStatus(refusalText(resp, null, { missing: "This attempt is no longer available." }), "error");
+        revealOutput();
+        return;
+      }
       render(await resp.json(), "Attempt #" + attempt.id + " \u00b7 ");
       revealOutput();
     },
@@ -113,6 +124,7 @@ function start(root) {
     const problem = size.problem();
     if (problem) { setStatus(problem, "error"); revealOutput(); return; }
     setBusy(true);
+    cancelNote = "";
     clearResults();
     revealOutput();
     setStatus(kind === "run" ? "Sending to the visible tests\u2026" : "Submitting to the hidden tests\u2026", "queued");
@@ -124,10 +136,10 @@ function start(root) {
       });
       const json = (resp.headers.get("content-type") || "").includes("application/json");
       const data = json ? await resp.json().catch(() => null) : null;
-      if (!resp.ok || !data || !data.state_url) { setStatus(refusalText(resp, data), "error"); setBusy(false); return; }
+      if (!resp.ok || !data || !data.state_url) { setStatus(refusalText(resp, data, { limit }), "error"); setBusy(false); return; }
       tracker.follow(data.state_url, data.events_url);
     } catch (e) {
-      setStatus("Could not reach the server. Your draft is kept; try again.", "error");
+      setStatus(OFFLINE, "error");
       setBusy(false);
     }
   }
@@ -138,11 +150,19 @@ function start(root) {
     setStatus("Cancelling\u2026", "queued");
     try {
       const resp = await fetch(cancelUrl, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrf } });
-      const data = await resp.json().catch(() => ({}));
-      if (!resp.ok) setStatus(data.error || refusalText(resp, null), "error");
+      if (!resp.ok || resp.redirected) {
+        const data = (resp.headers.get("content-type") || "").includes("application/json") ? await resp.json().catch(() => null) : null;
+        const text = refusalText(resp, data, { missing: "This job is no longer available." });
+        setStatus(text, "error");
+        $("cancel-button").disabled = false;
+        cancelNote = text;
+      } else {
+        cancelNote = "";
+      }
       tracker.refresh();
     } catch (e) {
-      setStatus("Could not reach the server to cancel; try again.", "error");
+      setStatus(OFFLINE_CANCEL, "error");
+      cancelNote = OFFLINE_CANCEL;
       $("cancel-button").disabled = false;
     }
   });

@@ -2,7 +2,8 @@
 // vertical and a horizontal splitter (pointer and keyboard), sizes kept in
 // localStorage; the instructions never take more than half, so the editor
 // has at least half the width. Below 1000 px: Instructions | Code | Output
-// tabs (the last one chosen is remembered) and a sticky Run/Submit bar.
+// tabs (the last one chosen on each rung is remembered: "Next rung" opens on
+// the code, not on the previous rung's output) and a sticky Run/Submit bar.
 import { $ } from "./dom.js";
 
 const STORE = "dojo-layout";
@@ -77,7 +78,7 @@ export function initPanels(root) {
       tab.setAttribute("aria-selected", String(selected));
       tab.tabIndex = selected ? 0 : -1;
     }
-    if (remember) { layout.tab = name; keep(layout); }
+    if (remember) { layout.tabs = { ...(layout.tabs || {}), [root.dataset.slug]: name }; keep(layout); }
   }
   tabs.forEach((tab, i) => {
     tab.addEventListener("click", () => showTab(tab.dataset.tab));
@@ -93,7 +94,7 @@ export function initPanels(root) {
   function syncMode() { root.classList.toggle("tabbed", NARROW.matches); }
   NARROW.addEventListener("change", syncMode);
   syncMode();
-  showTab(layout.tab || "code", false);
+  showTab((layout.tabs || {})[root.dataset.slug] || "code", false);
   apply();
   return { showTab, isNarrow: () => NARROW.matches };
 }

@@ -1,16 +1,15 @@
 // Following one submission: server-sent "changed" hints trigger a re-fetch of
 // the JSON state, which is the truth; when the stream fails, polling takes over.
-import { setStatus } from "./dom.js";
-
 const POLL_MS = 700;
 const SAFETY_POLL_MS = 5000;
 
 /**
  * root: the workspace element (its data-live / data-hints show the mode, for tests).
- * onState(state) for every state fetched; onDone(state) once it is done.
+ * onState(state) for every state fetched; onDone(state) once it is done;
+ * onLost(response) when the job can no longer be followed (logged out, or gone).
  * Returns follow(stateUrl, eventsUrl) and isFollowing().
  */
-export function createTracker(root, onState, onDone) {
+export function createTracker(root, onState, onDone, onLost) {
   let current = null;  // { stateUrl, source, timers, done, fetching, again }
 
   function stop(track) {
@@ -25,7 +24,13 @@ export function createTracker(root, onState, onDone) {
     track.fetching = true;
     try {
       const resp = await fetch(track.stateUrl, { credentials: "same-origin", cache: "no-store" });
-      if (!resp.ok) { setStatus("Could not fetch the result (" + resp.status + ").", "error"); stop(track); return; }
+      // A 5xx is a blip like a network error: the next hint or poll tries again.
+      if (resp.status >= 500) return;
+      if (!resp.ok || resp.redirected) {
+        stop(track);
+        if (track === current) onLost(resp);
+        return;
+      }
       const state = await resp.json();
       if (track !== current || track.done) return;
       onState(state);
