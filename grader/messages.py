@@ -85,10 +85,10 @@ VERSION_CHANGED = "This exercise was updated since you opened it. Reload the pag
 STALE_PAGE = "This page is out of date. Reload it (your draft is kept) and try again."
 
 IN_FLIGHT = "Your previous code for this exercise is still being graded; wait for its result, then try again."
-THROTTLED = "You are sending code faster than {limit} times a minute. Try again in {seconds} s."
+THROTTLED = "You are sending code too often (at most {limit} a minute). Try again in {seconds} s."
 BUSY = "The grader is busy. Try again in {seconds} s."
 TOO_MANY_IN_FLIGHT = (
-    "You already have {count} jobs waiting or running (the limit is {limit}). "
+    "Jobs of yours waiting or running: {count}, the most allowed at once: {limit}. "
     "Wait for one to finish; try again in {seconds} s."
 )
 NOTHING_TO_CANCEL = "This job has already finished; there is nothing to cancel."

@@ -70,7 +70,7 @@ def test_a_job_in_flight_the_rate_limit_and_a_full_queue_each_have_their_sentenc
     Submission.objects.filter(pk=running.pk).update(status=Status.DONE, outcome="failed")
 
     settings.GRADER_RATE_LIMIT_PER_MIN = 1
-    assert "times a minute" in _refused(lena_client.post(RUN_URL, {"code": "x = 1\n", "version": version.number}), 429)
+    assert "too often (at most" in _refused(lena_client.post(RUN_URL, {"code": "x = 1\n", "version": version.number}), 429)
     settings.GRADER_RATE_LIMIT_PER_MIN = 100
 
     Submission.objects.filter(user=learner).update(enqueued_at=timezone.now() - timedelta(minutes=5))

@@ -38,7 +38,7 @@ def test_a_third_job_on_another_rung_is_refused_with_an_honest_wait(catalog, lea
         _send(learner, SLUGS[2])
     # Nothing ahead of the learner's oldest job: it needs one job's time.
     assert excinfo.value.http_status == 429 and excinfo.value.retry_after_s == 8
-    assert "2 jobs waiting or running (the limit is 2)" in str(excinfo.value)
+    assert "waiting or running: 2, the most allowed at once: 2" in str(excinfo.value)
     assert Submission.objects.filter(user=learner).count() == 2
 
 
@@ -76,4 +76,4 @@ def test_the_site_answers_429_with_retry_after(catalog, learner, client):
     response = client.post(f"/rungs/{SLUGS[2]}/submit", {"code": "x = 1\n", "version": version.number})
     assert response.status_code == 429
     assert response["Retry-After"] == "8"
-    assert "the limit is 2" in response.json()["error"]
+    assert "the most allowed at once: 2" in response.json()["error"]

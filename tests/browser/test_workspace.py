@@ -303,7 +303,7 @@ def test_each_refusal_from_the_grader_is_shown_in_its_own_words(page_site: str, 
     settings.GRADER_MAX_JOBS_IN_FLIGHT = 1
     answer = run_and_get_response()
     assert answer.status == 429 and int(answer.headers["retry-after"]) >= 1
-    _refused(page, viewport, re.compile(r"^You already have 1 jobs waiting or running \(the limit is 1\)\. "
+    _refused(page, viewport, re.compile(r"^Jobs of yours waiting or running: 1, the most allowed at once: 1\. "
                                         r"Wait for one to finish; try again in \d+ s\.$"), code)
     settings.GRADER_MAX_JOBS_IN_FLIGHT = 3
     Submission.objects.filter(pk=running.pk).update(status=Status.DONE, outcome="failed")
@@ -312,7 +312,7 @@ def test_each_refusal_from_the_grader_is_shown_in_its_own_words(page_site: str, 
     settings.GRADER_RATE_LIMIT_PER_MIN = 1
     answer = run_and_get_response()
     assert answer.status == 429 and int(answer.headers["retry-after"]) >= 1
-    _refused(page, viewport, re.compile(r"^You are sending code faster than 1 times a minute\. Try again in \d+ s\.$"), code)
+    _refused(page, viewport, re.compile(r"^You are sending code too often \(at most 1 a minute\)\. Try again in \d+ s\.$"), code)
     settings.GRADER_RATE_LIMIT_PER_MIN = 30
 
     # The grader's queue is full (another learner's jobs).
