@@ -50,9 +50,12 @@ def _get_rung(slug: str) -> Rung:
 
 def _get_submission_for_user(request: HttpRequest, pk: int | None = None, channel: str | None = None) -> Submission:
     """A learner sees only their own submissions; staff see all. Found by
-    primary key or by live-update channel; anyone else's is a 404."""
+    primary key or by live-update channel; anyone else's is a 404.
+
+    Polled about once a second per waiting learner: it reads the
+    submission's row without its code, and the rung only when needed."""
     lookup: dict[str, Any] = {"pk": pk} if pk is not None else {"channel": channel}
-    submission = get_object_or_404(Submission.objects.select_related("rung_version__rung"), **lookup)
+    submission = get_object_or_404(Submission.objects.defer("code"), **lookup)
     if submission.user_id != request.user.pk and not request.user.is_staff:
         raise Http404("No such submission.")
     return submission
@@ -274,9 +277,12 @@ def _form_is_utf8(request: HttpRequest) -> bool:
 
 
 def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
+    # A queued job has no test results and no regrade yet: two queries saved
+    # on most polls of a busy class.
+    queued = submission.status == Status.QUEUED
     tests = [
         {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message, "hidden": test.hidden}
-        for test in submission.test_results.all()
+        for test in ([] if queued else submission.test_results.all())
     ]
     payload: dict[str, Any] = {
         "id": submission.pk,
@@ -291,7 +297,7 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         "machine": machine_line(submission.machine),
         "enqueued_at": submission.enqueued_at.isoformat(),
         "cancel_url": reverse("submission-cancel", args=[submission.pk]),
-        "regraded": _regrade_json(rejudge.latest_regrades([submission.pk]).get(submission.pk)),
+        "regraded": None if submission.status != Status.DONE else _regrade_json(rejudge.latest_regrades([submission.pk]).get(submission.pk)),
     }
     if submission.kind == Kind.RUN:
         payload["stdout"] = submission.stdout
@@ -299,7 +305,7 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
     if submission.status == Status.QUEUED:
         payload["queue_position"] = Submission.objects.filter(status=Status.QUEUED, kind=submission.kind, pk__lt=submission.pk).count() + 1
     if submission.status == Status.DONE and submission.kind == Kind.SUBMIT:
-        payload["reference_unlocked"] = services.can_see_reference(user, submission.rung_version.rung)
+        payload["reference_unlocked"] = services.can_see_reference(user, submission.rung)
     return payload
 
 
