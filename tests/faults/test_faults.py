@@ -138,6 +138,19 @@ def test_a_worker_killed_mid_check_finishes_the_check_when_back(catalog, admin_u
     from exercises.models import Module
 
     draft = authoring_services.draft_from_version(Module.objects.get(slug="inference-and-serving"), Rung.objects.get(slug="kv-cache-size"))
+    # A small rung whose every job takes at least a second: the Check is
+    # surely mid-way when the worker dies, and done in seconds, not minutes.
+    draft.reference_code = "def add(a, b):\n    return a + b\n"
+    draft.starter_code = "def add(a, b):\n    raise NotImplementedError\n"
+    draft.visible_tests = "def test_small(solution):\n    assert solution.add(2, 3) == 5\n"
+    draft.hidden_tests = "import time\n\n\ndef test_slow_sum(solution):\n    time.sleep(1)\n    assert solution.add(-4, 10) == 6\n"
+    draft.wrong_solutions = {
+        "subtracts.py": {"description": "Subtracts when a is negative.", "code": "def add(a, b):\n    return a - b if a < 0 else a + b\n"},
+        "doubles.py": {"description": "Doubles a when it is negative.", "code": "def add(a, b):\n    return 2 * a if a < 0 else a + b\n"},
+        "first.py": {"description": "Returns a when it is negative.", "code": "def add(a, b):\n    return a if a < 0 else a + b\n"},
+    }
+    draft.hidden_test_meta = {"test_slow_sum": {"description": "A sum with a negative first number.", "visibility": "hidden"}}
+    draft.equivalent_mutants = []
     draft.save()
     worker = worker_factory(name="checker@test").start()
     check = authoring_services.request_check(draft, admin_user)
