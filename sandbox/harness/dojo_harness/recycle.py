@@ -27,11 +27,10 @@ and the host throws the container away.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from pathlib import Path
 
-from .scrub import remove_entry
+from .scrub import kill_others_of_this_uid, remove_entry
 
 WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work"))
 MQUEUE = Path("/dev/mqueue")
@@ -82,13 +81,6 @@ def _as(uid: int, work: object) -> None:
     os.waitpid(pid, 0)
 
 
-def _kill_all() -> None:
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _wipe_own_files() -> None:
     """Delete every entry this uid can delete in the writable places, at any depth we own."""
     for folder in WRITABLE:
@@ -118,7 +110,7 @@ def _wipe_own_files() -> None:
 
 
 def _kill_and_wipe() -> None:
-    _kill_all()
+    kill_others_of_this_uid()
     _wipe_own_files()
 
 
@@ -157,7 +149,7 @@ def _leftovers() -> list[str]:
 def recycle(harness_uid: int, learner_uid: int) -> list[str]:
     """Kill and delete everything of the job that just ended; the problems found (empty: clean)."""
     for _ in range(KILL_ROUNDS):
-        _kill_all()
+        kill_others_of_this_uid()
         for uid in (harness_uid, learner_uid):
             _as(uid, _kill_and_wipe)
         _reap()

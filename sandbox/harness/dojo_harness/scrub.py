@@ -20,7 +20,8 @@ from pathlib import Path
 LEARNER_WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work/learner"))
 
 
-def kill_other_learner_processes() -> None:
+def kill_others_of_this_uid() -> None:
+    """kill(-1, SIGKILL): every process the caller may signal but itself (and PID 1)."""
     try:
         os.kill(-1, signal.SIGKILL)
     except ProcessLookupError:
@@ -64,5 +65,5 @@ def wipe_learner_files() -> None:
 
 def scrub() -> None:
     """Kill every other process of this uid, then delete its files."""
-    kill_other_learner_processes()
+    kill_others_of_this_uid()
     wipe_learner_files()
