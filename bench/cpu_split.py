@@ -168,7 +168,11 @@ class CpuSampler:
         if used is None or used[1] <= 0:
             return None
         elapsed, busy, seconds = used
-        shares = {group: value / busy for group, value in seconds.items()}
+        # Per-process ticks and the machine's busy time are read a few
+        # milliseconds apart and rounded to whole ticks each, so the groups
+        # can add up to slightly more than the busy time (2% was seen in CI
+        # on a short window): then the groups share what they counted.
+        shares = {group: value / max(busy, sum(seconds.values())) for group, value in seconds.items()}
         # Processes born and gone between two samples, kernel threads.
         shares["unaccounted"] = max(0.0, 1.0 - sum(shares.values()))
         shares["busy cores (of all)"] = busy / elapsed / (os.cpu_count() or 1)
