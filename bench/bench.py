@@ -50,6 +50,7 @@ from typing import Any
 import requests
 
 from bench import stack as stack_mod
+from bench.cpu_split import CpuSampler
 from bench.runtimes import measure_runtimes
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
 
@@ -429,7 +430,12 @@ def run_bench() -> int:
         results["submits_load"] = load_average()
         _log(f"burst: {5 * (config.users - 1)} jobs from {config.users - 1} learners, Run and Submit mixed")
         learners = [Learner(host, f"{USER_PREFIX}{n:04d}") for n in range(2, config.users + 1)]
+        sampler = CpuSampler(interval_s=2.0).start()
+        burst_began = time.time()
         results.update(measure_burst(host, learners))
+        sampler.stop()
+        # Where the machine's CPU went during the burst: grading, or the rest.
+        results["burst_cpu_split"] = sampler.split(burst_began - 2.5, time.time() + 1)
     finally:
         stack.stop()
     if with_runtimes:
@@ -469,6 +475,7 @@ def run_bench() -> int:
         ("burst: graded / total, lost", f"{results['burst_graded']} / {results['burst_total']} {results['burst_kinds']}, lost {results['burst_lost']}, refused {results['burst_refused']}"),
         ("burst: time, per minute, p95 wait", f"{results['burst_time_s']} s, {results['burst_per_min']}/min, {results['burst_p95_wait_s']} s   (load {results['burst_load']})"),
         ("burst / floor", f"{results['burst_vs_floor']:.2f}"),
+        ("burst: CPU by group (share of busy)", ", ".join(f"{group} {share:.0%}" for group, share in sorted((results.get("burst_cpu_split") or {}).items(), key=lambda item: -item[1]) if share >= 0.01)),
         ("module page / workspace p50", f"{results['module_page_p50_s'] * 1000:.1f} ms / {results['workspace_page_p50_s'] * 1000:.1f} ms"),
     ]
     if with_runtimes:

@@ -20,7 +20,7 @@ from sandbox.runner import SandboxRunner
 # labelled "<node>:<pid>", and a worker that starts over removes only its own.
 WORKER_NODE_ENV = "DOJO_WORKER_NODE"
 
-_runners: dict[tuple[int, str, bool, int, str, str, int], SandboxRunner] = {}
+_runners: dict[tuple[int, str, bool, int, str, str, int, int | None], SandboxRunner] = {}
 
 
 def image_variant() -> str:
@@ -33,14 +33,32 @@ def sandbox_image() -> str:
     return settings.SANDBOX_IMAGE or image_tag(image_variant())
 
 
-def slot_index() -> int:
-    """This process's slot in its Celery worker (billiard's pool index; 0 outside a pool)."""
+def pool_slot() -> int | None:
+    """This process's slot in its Celery worker (billiard's pool index); None outside a pool."""
     try:
         from billiard.process import current_process
     except ImportError:  # pragma: no cover - Celery brings billiard
-        return 0
-    index = getattr(current_process(), "index", 0)
-    return index if isinstance(index, int) and index >= 0 else 0
+        return None
+    index = getattr(current_process(), "index", None)
+    return index if isinstance(index, int) and index >= 0 else None
+
+
+def slot_index() -> int:
+    """This process's slot in its Celery worker; 0 outside a pool."""
+    slot = pool_slot()
+    return 0 if slot is None else slot
+
+
+def first_core_for_slot(slot: int | None) -> int | None:
+    """The host core a worker slot's containers are pinned to (SANDBOX_PIN_CPUS).
+
+    Only a pool slot grades one job at a time, so only there does one core
+    per slot fit; outside a pool (``validate_exercises``, the mutation gate)
+    one runner grades several jobs at once and the kernel places them.
+    """
+    if slot is None or not settings.SANDBOX_PIN_CPUS:
+        return None
+    return slot
 
 
 def gpu_device_for_slot(index: int) -> str:
@@ -62,7 +80,8 @@ def default_runner() -> SandboxRunner:
 
     One per process (and per configuration): Celery's prefork children each
     keep SANDBOX_POOL_SIZE warm containers, each serving up to
-    SANDBOX_REUSE_JOBS jobs before it is replaced. On a GPU worker each
+    SANDBOX_REUSE_JOBS jobs before it is replaced; slot i's containers run
+    on host core i (``first_core_for_slot``). On a GPU worker each
     child is one slot and owns one GPU (``gpu_device_for_slot``). The
     image is never built here: a missing image is a failed system check at
     start-up (``grader.checks``) and an ``image_missing`` result per job.
@@ -70,7 +89,8 @@ def default_runner() -> SandboxRunner:
     image = sandbox_image()
     gpu = bool(settings.SANDBOX_GPU_ENABLED)
     device = gpu_device_for_slot(slot_index()) if gpu else ""
-    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device, settings.SANDBOX_REUSE_JOBS)
+    first_core = first_core_for_slot(pool_slot())
+    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device, settings.SANDBOX_REUSE_JOBS, first_core)
     runner = _runners.get(key)
     if runner is None:
         runner = SandboxRunner(
@@ -84,6 +104,7 @@ def default_runner() -> SandboxRunner:
             pool_owner=f"{os.environ.get(WORKER_NODE_ENV) or socket.gethostname()}:{os.getpid()}",
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
             reuse_jobs=settings.SANDBOX_REUSE_JOBS,
+            first_core=first_core,
         )
         _runners[key] = runner
     return runner

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,23 @@ def seccomp_profile() -> str:
     return json.dumps(json.loads(SECCOMP_PROFILE.read_text()), separators=(",", ":"))
 
 
+def cpuset_for(first_core: int | None, host_cores: int, cpus: float) -> str:
+    """The cores a job's container is pinned to: ``ceil(cpus)`` of them from ``first_core`` on.
+
+    "" (not pinned) when ``first_core`` is None or the job wants every core.
+    Pinning keeps the harness and the learner's process, which answer each
+    other a thousand times in a Submit, on one core: each answer then wakes
+    its reader on the core it already runs on instead of across cores
+    (``bench/pinning.py`` measures the difference).
+    """
+    wanted = max(1, math.ceil(cpus))
+    if first_core is None or host_cores <= 0 or wanted >= host_cores:
+        return ""
+    return ",".join(str((first_core + offset) % host_cores) for offset in range(wanted))
+
+
 def container_options(
-    image: str, job: Job, *, gpu_enabled: bool, runtime: str = "", oom_floor: bool = True, gpu_device: str = "0"
+    image: str, job: Job, *, gpu_enabled: bool, runtime: str = "", oom_floor: bool = True, gpu_device: str = "0", cpuset: str = ""
 ) -> dict[str, Any]:
     """The full ``docker create`` configuration of one job (inspected by tests).
 
@@ -39,6 +55,7 @@ def container_options(
     cannot grant it (``engine_grants``) runs without that floor.
     ``gpu_device`` is the one GPU (a Docker device id: index or UUID) a GPU
     job gets when ``gpu_enabled``: one device per worker slot, never all.
+    ``cpuset`` pins the container to those host cores (``cpuset_for``).
     """
     limits = job.limits
     tmpfs_opts = f"rw,nosuid,nodev,size={limits.tmpfs_mb}m,nr_inodes={limits.tmpfs_inodes}"
@@ -81,6 +98,8 @@ def container_options(
         "labels": {LABEL: "1"},
         "log_config": LogConfig(type=LogConfig.types.JSON, config={"max-size": "16m", "max-file": "1"}),
     }
+    if cpuset:
+        options["cpuset_cpus"] = cpuset
     if runtime:
         options["runtime"] = runtime
     if runtime == "runsc":

@@ -22,7 +22,7 @@ import docker.errors
 
 from . import errors
 from .cleanup import POOL_MAX_IDLE_S, remove_stale_containers
-from .container import LABEL, container_options, engine_grants
+from .container import LABEL, container_options, cpuset_for, engine_grants
 from .jobs import MAX_TEST_MESSAGE, Job, JobResult, Limits
 from .pool import ContainerPool, Launched, launch
 from .report import clean_text, parse_event, parse_report, parse_test, seconds
@@ -98,6 +98,13 @@ class SandboxRunner:
     runtime's own seccomp filter replaces ours and lets learner code create
     SysV and POSIX IPC objects that nothing inside can list.
 
+    ``first_core`` pins every container of this runner to that host core
+    (and the next ones, for a job that wants more than one CPU): a Celery
+    worker's slot i grades on core i, so two slots never share a core while
+    another idles, and a job's processes never bounce between cores. None
+    (commands and tests that run several jobs at once from one runner)
+    leaves placement to the kernel.
+
     ``cleanup_in_background`` returns or removes a finished job's container
     after ``run`` has returned (saving that from the learner's wait); tests
     that check what survives a job keep it off.
@@ -118,6 +125,7 @@ class SandboxRunner:
         pool_owner: str = "",
         cleanup_in_background: bool = False,
         reuse_jobs: int = 1,
+        first_core: int | None = None,
     ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
@@ -129,6 +137,9 @@ class SandboxRunner:
         self.grace_s = grace_s
         self.cleanup_in_background = cleanup_in_background
         self.reuse_jobs = 1 if runtime == "runsc" else max(1, reuse_jobs)
+        # Where this runner's containers are pinned (``cpuset_for``); None: anywhere.
+        self.first_core = first_core
+        self._host_cores: int | None = None
         self.pool: ContainerPool | None = None
         if pool_size > 0:
             self.pool = ContainerPool(
@@ -141,9 +152,16 @@ class SandboxRunner:
             self._oom_floor = engine_grants(self._client(), self.image, "SYS_RESOURCE")
             if not self._oom_floor:
                 log.warning("this Docker engine cannot grant SYS_RESOURCE: learner processes run without an oom_score_adj floor")
+        cpuset = ""
+        if self.first_core is not None:
+            if self._host_cores is None:
+                # The engine's cores, not this process's: a worker in a container may see fewer.
+                self._host_cores = int(self._client().info().get("NCPU") or 0)
+            cpuset = cpuset_for(self.first_core, self._host_cores, job.limits.cpus)
         return container_options(
-            self.image, job, gpu_enabled=self.gpu_enabled, runtime=self.runtime, oom_floor=self._oom_floor, gpu_device=self.gpu_device
-        )
+            self.image, job, gpu_enabled=self.gpu_enabled, runtime=self.runtime, oom_floor=self._oom_floor, gpu_device=self.gpu_device,
+            cpuset=cpuset,
+        )  # fmt: skip
 
     def _pool_options(self, job: Job) -> dict[str, Any]:
         options = self._options(job)

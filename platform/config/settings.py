@@ -289,6 +289,11 @@ SANDBOX_POOL_SIZE: int = env_int("SANDBOX_POOL_SIZE", 2, minimum=0)
 # "Reused containers"); then, or after any anomaly, it is replaced. 1 gives
 # every job a fresh container. Always 1 under runsc.
 SANDBOX_REUSE_JOBS: int = env_int("SANDBOX_REUSE_JOBS", 25, minimum=1)
+# Pin each Celery worker slot's sandbox containers to one host core (slot i
+# on core i): the harness and the learner's process answer each other about
+# a thousand times in a Submit, and on one core each answer costs about half
+# what it costs across cores (bench/pinning.py). Off: the kernel places them.
+SANDBOX_PIN_CPUS: bool = env_bool("SANDBOX_PIN_CPUS", True)
 # The Docker runtime of sandbox containers: "" for Docker's default (runc),
 # or "runsc" for gVisor (docs/security.md says when to choose it).
 SANDBOX_RUNTIME: str = env_str("SANDBOX_RUNTIME", "")
