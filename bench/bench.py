@@ -359,6 +359,9 @@ def measure_burst(host: str, learners: list[Learner]) -> dict[str, Any]:
         "burst_total": total,
         "burst_accepted": len(sent),
         "burst_refused": len(errors),
+        # What a refused or failed send said (an HTTP refusal, or a connection
+        # error on the client's side that the server's access log never saw).
+        "burst_errors": sorted(set(error[:200] for error in errors))[:5],
         "burst_graded": graded,
         "burst_lost": len(sent) - graded,
         "burst_time_s": round(total_s, 2),

@@ -27,7 +27,9 @@ run_pytest() {
     local label="$1" url="$2" started=$SECONDS rc=0
     shift 2
     echo "[test] pytest on $label"
-    DATABASE_URL="$url" .venv/bin/pytest "$@" || rc=$?
+    # --durations: the slowest tests of every pass are in CI's log, so the
+    # suite's time (kept under 30 minutes on a 2-core box) can be followed.
+    DATABASE_URL="$url" .venv/bin/pytest --durations=25 "$@" || rc=$?
     echo "[test] pytest on $label: exit $rc in $((SECONDS - started)) s"
     if [ "$rc" -eq 5 ]; then
         echo "[test] pytest collected no tests on $label: treating that as a failure" >&2
