@@ -32,6 +32,11 @@ ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "sandbox" / "harness"
 RUNGS = sorted((ROOT / "exercises" / "llm-systems-frontier").glob("*/rungs/[0-9][0-9]-*"))
 RUNS = 50
+# Seeds are fresh on every run, so coverage adds up across runs; a rung
+# whose suite is slow (speculative decoding: ~0.7 s a seed) stops after
+# this many seconds, once it has passed at least MIN_RUNS seeds.
+SEED_BUDGET_S = 6.0
+MIN_RUNS = 10
 FIXED_SEED = 20261130
 
 
@@ -215,17 +220,21 @@ def test_it_finds_the_rungs() -> None:
 
 
 @pytest.mark.parametrize("rung", RUNGS, ids=[rung.name for rung in RUNGS])
-def test_it_passes_the_reference_for_fifty_fresh_seeds(rung: Path) -> None:
+def test_it_passes_the_reference_for_many_fresh_seeds(rung: Path) -> None:
     seeds = random.SystemRandom().sample(range(2**31), RUNS)
     failed: dict[int, dict[str, str]] = {}
     started = time.monotonic()
+    ran = 0
     for seed in seeds:
         failures = _failures(run_hidden(rung, seed))
+        ran += 1
         if failures:
             failed[seed] = failures
+        if ran >= MIN_RUNS and time.monotonic() - started > SEED_BUDGET_S:
+            break
     elapsed = time.monotonic() - started
-    assert not failed, f"{rung.name}: the reference failed its hidden suite for {len(failed)} of {RUNS} seeds: {dict(itertools.islice(failed.items(), 2))}"
-    print(f"{rung.name}: {RUNS} seeds in {elapsed:.1f} s")
+    assert not failed, f"{rung.name}: the reference failed its hidden suite for {len(failed)} of {ran} seeds: {dict(itertools.islice(failed.items(), 2))}"
+    print(f"{rung.name}: {ran} seeds in {elapsed:.1f} s")
 
 
 @pytest.mark.parametrize("rung", RUNGS, ids=[rung.name for rung in RUNGS])
