@@ -21,6 +21,7 @@ sandbox, where the difference is.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import threading
@@ -28,23 +29,24 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.bench import BURST_RUNGS, _rung_dir, burst_kind
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs"
-BURST_RUNGS = ["01-kv-cache-size", "02-quantization-arithmetic", "03-continuous-batching", "04-gqa-kv-cache", "06-paged-attention"]
 SLOTS = 2
 
 
-def _job(rung: str, mode: str) -> Any:
+def _job(slug: str, mode: str) -> Any:
     from sandbox.jobs import Job
 
-    folder = RUNGS_DIR / rung
+    folder = _rung_dir(slug)
     reference = (folder / "reference.py").read_text()
     test = "test_hidden.py" if mode == "submit" else "test_visible.py"
     return Job(mode=mode, source=reference, tests={test: (folder / test).read_text()}, reference=reference if mode == "submit" else "")  # type: ignore[arg-type]
 
 
 def _jobs(slot: int) -> list[Any]:
-    return [_job(rung, "submit" if (slot + index) % 2 else "run") for index, rung in enumerate(BURST_RUNGS)] * 2
+    """A slot's ten jobs: the burst's rungs twice, Runs and Submits as the burst mixes them."""
+    return [_job(slug, burst_kind(slot, index)) for index, slug in enumerate(BURST_RUNGS)] * 2
 
 
 def _runner(image: str, first_core: int | None) -> Any:
@@ -79,10 +81,11 @@ def measure_slots(image: str, pinned: bool) -> dict[str, float]:
         for runner in runners:
             _wait_warm(runner)
         errors: list[BaseException] = []
+        jobs = [_jobs(slot) for slot in range(SLOTS)]
 
         def work(slot: int) -> None:
             try:
-                for job in _jobs(slot):
+                for job in jobs[slot]:
                     _grade(runners[slot], job)
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 errors.append(exc)
@@ -98,8 +101,8 @@ def measure_slots(image: str, pinned: bool) -> dict[str, float]:
         cpu = _docker_ns()[0] - cpu_before
         if errors:
             raise errors[0]
-        jobs = sum(len(_jobs(slot)) for slot in range(SLOTS))
-        return {"jobs": jobs, "seconds": elapsed, "jobs_per_min": jobs / elapsed * 60, "container_cpu_s_per_job": cpu / jobs}
+        count = sum(len(slot_jobs) for slot_jobs in jobs)
+        return {"jobs": count, "seconds": elapsed, "jobs_per_min": count / elapsed * 60, "container_cpu_s_per_job": cpu / count}
     finally:
         for runner in runners:
             runner.close()
@@ -143,8 +146,6 @@ def measure_pinning(image: str, rounds: int = 3) -> dict[str, Any]:
 
 
 def main() -> int:
-    import os
-
     sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "platform")]
     from sandbox.build import ensure_image
 
