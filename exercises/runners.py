@@ -20,7 +20,7 @@ from sandbox.runner import SandboxRunner
 # labelled "<node>:<pid>", and a worker that starts over removes only its own.
 WORKER_NODE_ENV = "DOJO_WORKER_NODE"
 
-_runners: dict[tuple[int, str, bool, int, str, str, int, int | None], SandboxRunner] = {}
+_runners: dict[tuple[int, str, bool, int, str, str, int, int | None, bool], SandboxRunner] = {}
 
 
 def image_variant() -> str:
@@ -90,7 +90,7 @@ def default_runner() -> SandboxRunner:
     gpu = bool(settings.SANDBOX_GPU_ENABLED)
     device = gpu_device_for_slot(slot_index()) if gpu else ""
     first_core = first_core_for_slot(pool_slot())
-    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device, settings.SANDBOX_REUSE_JOBS, first_core)
+    key = (os.getpid(), image, gpu, settings.SANDBOX_POOL_SIZE, settings.SANDBOX_RUNTIME, device, settings.SANDBOX_REUSE_JOBS, first_core, settings.SANDBOX_HUGE_PAGES)
     runner = _runners.get(key)
     if runner is None:
         runner = SandboxRunner(
@@ -105,6 +105,7 @@ def default_runner() -> SandboxRunner:
             cleanup_in_background=settings.SANDBOX_POOL_SIZE > 0,
             reuse_jobs=settings.SANDBOX_REUSE_JOBS,
             first_core=first_core,
+            huge_pages=settings.SANDBOX_HUGE_PAGES,
         )
         _runners[key] = runner
     return runner

@@ -105,6 +105,9 @@ class SandboxRunner:
     (commands and tests that run several jobs at once from one runner)
     leaves placement to the kernel.
 
+    ``huge_pages``: the harness's heap in transparent huge pages
+    (``container_options``); cheaper forks, on by default.
+
     ``cleanup_in_background`` returns or removes a finished job's container
     after ``run`` has returned (saving that from the learner's wait); tests
     that check what survives a job keep it off.
@@ -126,6 +129,7 @@ class SandboxRunner:
         cleanup_in_background: bool = False,
         reuse_jobs: int = 1,
         first_core: int | None = None,
+        huge_pages: bool = True,
     ) -> None:
         self.image = image
         self.gpu_enabled = gpu_enabled
@@ -139,6 +143,7 @@ class SandboxRunner:
         self.reuse_jobs = 1 if runtime == "runsc" else max(1, reuse_jobs)
         # Where this runner's containers are pinned (``cpuset_for``); None: anywhere.
         self.first_core = first_core
+        self.huge_pages = huge_pages
         self._host_cores: int | None = None
         self.pool: ContainerPool | None = None
         if pool_size > 0:
@@ -160,7 +165,7 @@ class SandboxRunner:
             cpuset = cpuset_for(self.first_core, self._host_cores, job.limits.cpus)
         return container_options(
             self.image, job, gpu_enabled=self.gpu_enabled, runtime=self.runtime, oom_floor=self._oom_floor, gpu_device=self.gpu_device,
-            cpuset=cpuset,
+            cpuset=cpuset, huge_pages=self.huge_pages,
         )  # fmt: skip
 
     def _pool_options(self, job: Job) -> dict[str, Any]:

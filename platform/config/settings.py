@@ -294,6 +294,11 @@ SANDBOX_REUSE_JOBS: int = env_int("SANDBOX_REUSE_JOBS", 25, minimum=1)
 # a thousand times in a Submit, and on one core each answer costs about half
 # what it costs across cores (bench/pinning.py). Off: the kernel places them.
 SANDBOX_PIN_CPUS: bool = env_bool("SANDBOX_PIN_CPUS", True)
+# Let the harness's processes keep their malloc heap in transparent huge
+# pages (the host's THP mode madvise or always): a Submit forks a torch-sized
+# process per hidden test, and each fork and exit then handles one page-table
+# entry per 2 MiB of heap instead of 512 (bench/hugepages.py). Off: 4 KiB pages.
+SANDBOX_HUGE_PAGES: bool = env_bool("SANDBOX_HUGE_PAGES", True)
 # The Docker runtime of sandbox containers: "" for Docker's default (runc),
 # or "runsc" for gVisor (docs/security.md says when to choose it).
 SANDBOX_RUNTIME: str = env_str("SANDBOX_RUNTIME", "")

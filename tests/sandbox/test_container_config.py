@@ -119,11 +119,12 @@ def test_every_limit_reaches_the_container(sandbox: Sandbox) -> None:
     assert config["Labels"][LABEL] == "1"
     env = dict(item.split("=", 1) for item in config["Env"])
     # The runner adds OMP_NUM_THREADS, DOJO_IMAGE (for the result's machine
-    # facts, never in the learner's environment) and how many jobs the
-    # container serves (one: started for this job alone); the rest is the
-    # image's fixed ENV.
-    assert set(env) == {"OMP_NUM_THREADS", "DOJO_IMAGE", "DOJO_MAX_JOBS", "PATH", "LANG", "PYTHONDONTWRITEBYTECODE"}, env
+    # facts, never in the learner's environment), GLIBC_TUNABLES (huge pages
+    # for the harness's heap) and how many jobs the container serves (one:
+    # started for this job alone); the rest is the image's fixed ENV.
+    assert set(env) == {"OMP_NUM_THREADS", "DOJO_IMAGE", "GLIBC_TUNABLES", "DOJO_MAX_JOBS", "PATH", "LANG", "PYTHONDONTWRITEBYTECODE"}, env
     assert env["OMP_NUM_THREADS"] == "1" and env["DOJO_IMAGE"] == config["Image"]
+    assert env["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
     assert env["DOJO_MAX_JOBS"] == "1"
     assert not config.get("Cmd") or not any(re.search(r"[0-9a-f]{32}", part) for part in config["Cmd"])
 

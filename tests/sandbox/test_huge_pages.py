@@ -1,0 +1,85 @@
+"""The harness's heap lives in transparent huge pages (SANDBOX_HUGE_PAGES).
+
+A Submit forks a torch-sized process for every hidden test; with the malloc
+heap in 2 MiB pages each fork copies and each exit frees 512 times fewer
+page-table entries for it (``bench/hugepages.py`` measures the difference).
+Checked from the configuration and from inside, where the learner's process
+(a fork of the harness's) reads its own memory map.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.hugepages import thp_mode
+from exercises import runners
+from sandbox.container import HUGE_PAGES_TUNABLE, container_options
+from sandbox.jobs import Job, Limits
+from sandbox.runner import SandboxRunner
+
+
+def test_only_a_runner_with_huge_pages_asks_glibc_for_them() -> None:
+    job = Job(mode="run", source="", tests={}, limits=Limits())
+    assert "GLIBC_TUNABLES" not in container_options("image", job, gpu_enabled=False)["environment"]
+    environment = container_options("image", job, gpu_enabled=False, huge_pages=True)["environment"]
+    assert environment["GLIBC_TUNABLES"] == HUGE_PAGES_TUNABLE == "glibc.malloc.hugetlb=1"
+    # The rest of the environment is what it was.
+    assert environment["OMP_NUM_THREADS"] == "1" and environment["DOJO_IMAGE"] == "image"
+
+
+def test_the_setting_reaches_the_worker_runner(settings: object) -> None:
+    runners.close_runners()
+    try:
+        settings.SANDBOX_POOL_SIZE = 0  # type: ignore[attr-defined]
+        assert runners.default_runner().huge_pages is True
+        settings.SANDBOX_HUGE_PAGES = False  # type: ignore[attr-defined]
+        assert runners.default_runner().huge_pages is False
+    finally:
+        runners.close_runners()
+
+
+PROBE = """
+import os
+
+
+def huge_kib():
+    with open("/proc/self/smaps") as handle:
+        return sum(int(line.split()[1]) for line in handle if line.startswith("AnonHugePages:"))
+
+
+def tunables():
+    return os.environ.get("GLIBC_TUNABLES")
+"""
+
+TESTS = {
+    "test_pages.py": (
+        "def test_pages(solution):\n"
+        "    # Failing on purpose: the message carries what the learner's process read.\n"
+        "    assert False, (solution.huge_kib(), solution.tunables())\n"
+    )
+}
+
+
+def _probe(image: str, huge_pages: bool) -> tuple[int, object]:
+    runner = SandboxRunner(image, startup_s=120, huge_pages=huge_pages)
+    result = runner.run(Job(mode="run", source=PROBE, tests=TESTS))
+    assert result.outcome == "failed", result.message
+    message = result.tests[0].message
+    # "AssertionError: (<kib>, <tunables>)"
+    kib_text, tunables_text = message.split("(", 1)[1].split(")", 1)[0].split(", ", 1)
+    return int(kib_text), tunables_text
+
+
+@pytest.mark.docker
+def test_the_learner_process_inherits_a_heap_in_huge_pages(sandbox_image: str) -> None:
+    mode = thp_mode()
+    if mode not in ("madvise", "always"):
+        pytest.skip(f"the host's transparent huge pages are {mode!r}")
+    huge_kib, tunables = _probe(sandbox_image, huge_pages=True)
+    # torch's import leaves tens of MiB of heap; in huge pages at least some 2 MiB ones.
+    assert huge_kib >= 2048, huge_kib
+    # The learner's environment is still the fixed one: the setting is not learner-visible.
+    assert tunables == "None"
+    if mode == "madvise":
+        # Without the setting glibc does not ask, and in madvise mode nothing is huge.
+        assert _probe(sandbox_image, huge_pages=False)[0] == 0
