@@ -81,27 +81,58 @@ LEARNER_ENV = {
 
 
 class OutputTap:
-    """Drains one learner pipe: keeps the first bytes, counts all of them."""
+    """Drains one learner pipe: keeps the first bytes, counts all of them.
 
-    def __init__(self, stream: IO[bytes], limit: int, on_flood: threading.Event) -> None:
-        self.stream = stream
+    A thread reads whatever arrives; ``settle`` reads, under the same lock,
+    whatever is still in the pipe. The learner's process flushes its output
+    before each answer and before it exits, so once the harness has its last
+    answer, ``settle`` has everything printed until then: no fixed wait.
+    """
+
+    def __init__(self, fd: int, limit: int, on_flood: threading.Event) -> None:
+        self.fd = fd
         self.limit = limit
         self.on_flood = on_flood
         self.kept = bytearray()
         self.total = 0
+        self.closed = False
+        self.lock = threading.Lock()
+        os.set_blocking(fd, False)
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
     def _drain(self) -> None:
-        while True:
-            chunk = self.stream.read1(65536)  # type: ignore[attr-defined]
+        while not self.closed:
+            try:
+                select.select([self.fd], [], [])
+            except (OSError, ValueError):
+                return
+            with self.lock:
+                self._read_available()
+
+    def _read_available(self) -> None:
+        """Read until the pipe is empty (or closed). Hold ``lock``."""
+        while not self.closed:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.closed = True
+                return
             if not chunk:
+                self.closed = True
                 return
             self.total += len(chunk)
             if len(self.kept) < STORED_OUTPUT:
                 self.kept += chunk[: STORED_OUTPUT - len(self.kept)]
             if self.total > self.limit:
                 self.on_flood.set()
+
+    def settle(self) -> None:
+        """Take in everything already written to the pipe."""
+        with self.lock:
+            self._read_available()
 
     def text(self) -> str:
         text = self.kept.decode("utf-8", errors="replace")
@@ -372,8 +403,8 @@ def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
     limits = payload.get("limits", {})
     output_limit = int(limits.get("output_bytes", 1024 * 1024))
     taps = (
-        OutputTap(os.fdopen(out_read, "rb"), output_limit, flood),
-        OutputTap(os.fdopen(err_read, "rb"), output_limit, flood),
+        OutputTap(out_read, output_limit, flood),
+        OutputTap(err_read, output_limit, flood),
     )
     memory = MemorySampler()
     try:
@@ -463,7 +494,9 @@ def _grade(
             # failed grade stands as it is (never "passed its first run").
             rerun = RerunVerdict()
     run_s = time.monotonic() - run_started
-    time.sleep(0.05)  # let the taps drain what the learner printed last
+    # Everything the learner printed before its last answer is in the pipes.
+    for tap in taps:
+        tap.settle()
 
     new_ooms = oom_kills() - baseline_ooms
     tests = sorted(shared.tests.values(), key=lambda record: record.order)
