@@ -187,6 +187,17 @@ def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None
         "-p", "no:cacheprovider",
         "-p", "no:stepwise",
         "-p", "no:legacypath",
+        # Plugins that only watch the harness's own process (its logging,
+        # warnings, faults and unraisable exceptions): the learner's code runs
+        # elsewhere, so they add per-test work and tell nobody anything.
+        "-p", "no:logging",
+        "-p", "no:warnings",
+        "-p", "no:faulthandler",
+        "-p", "no:unraisableexception",
+        "-p", "no:threadexception",
+        "-p", "no:doctest",
+        "-p", "no:junitxml",
+        "-p", "no:pastebin",
         "--noconftest",
         "--capture=sys",
         "--import-mode=importlib",
