@@ -64,6 +64,9 @@ TEST_DIR = WORK / "harness" / "tests"
 LEARNER_DIR = WORK / "learner"
 MAX_PAYLOAD = 8 * 1024 * 1024
 STORED_OUTPUT = 64 * 1024
+# The most ``OutputTap.settle`` reads: what a pipe can hold at its largest
+# (an unprivileged process may grow its pipe to 1 MiB), and a chunk more.
+SETTLE_MAX_BYTES = 1024 * 1024 + 65536
 HARNESS_OOM_SCORE_ADJ = -900
 LEARNER_ENV = {
     "PATH": "/opt/venv/bin:/usr/bin:/bin",
@@ -107,12 +110,14 @@ class OutputTap:
                 select.select([self.fd], [], [])
             except (OSError, ValueError):
                 return
+            # One chunk per hold of the lock, so ``settle`` is never kept
+            # waiting by a writer that does not stop.
             with self.lock:
-                self._read_available()
+                self._read_available(65536)
 
-    def _read_available(self) -> None:
-        """Read until the pipe is empty (or closed). Hold ``lock``."""
-        while not self.closed:
+    def _read_available(self, budget: int | None = None) -> None:
+        """Read until the pipe is empty (or closed), or ``budget`` bytes. Hold ``lock``."""
+        while not self.closed and (budget is None or budget > 0):
             try:
                 chunk = os.read(self.fd, 65536)
             except BlockingIOError:
@@ -124,15 +129,23 @@ class OutputTap:
                 self.closed = True
                 return
             self.total += len(chunk)
+            if budget is not None:
+                budget -= len(chunk)
             if len(self.kept) < STORED_OUTPUT:
                 self.kept += chunk[: STORED_OUTPUT - len(self.kept)]
             if self.total > self.limit:
                 self.on_flood.set()
 
     def settle(self) -> None:
-        """Take in everything already written to the pipe."""
+        """Take in everything already written to the pipe.
+
+        Bounded: a learner process still writing as fast as this reads (a
+        run that timed out or flooded, whose processes are not yet killed)
+        is a flood, not output to wait for.
+        """
         with self.lock:
-            self._read_available()
+            if not self.on_flood.is_set():
+                self._read_available(SETTLE_MAX_BYTES)
 
     def text(self) -> str:
         text = self.kept.decode("utf-8", errors="replace")
