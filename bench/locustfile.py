@@ -9,8 +9,10 @@ counters it writes. Each simulated learner:
 * opens the catalog, the module page and the rung's workspace;
 * then, in a loop: saves a draft now and then, Runs its code (mostly the
   reference solution, sometimes one of the rung's known-wrong solutions) or,
-  less often, Submits it; polls the submission's state about once a second
-  until it is done (bounded); thinks 5-15 s; now and then re-reads a page.
+  less often, Submits it; polls the submission's state when the last state
+  said to (``poll_after_ms``, as the page does: seconds apart far back in a
+  queue, half a second near the start) until it is done (bounded); thinks
+  5-15 s; now and then re-reads a page.
 
 A well-behaved learner waits for a result before it sends again and honours
 ``Retry-After`` (bounded) when it is refused. 429 / 503 "busy" and 409 "in
@@ -18,7 +20,8 @@ flight" are refusals, not errors: they are counted apart and marked as
 successes in Locust's statistics so its failure count holds only real errors.
 
 This file is loaded by Locust (gevent, monkey-patched); it imports nothing
-from the platform.
+from the platform (``bench.polling``, which it shares with `make bench`,
+neither); ``bench/loadtest.py`` puts the repository on its PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from urllib.parse import urlencode
 from locust import LoadTestShape, between, events, task
 from locust.contrib.fasthttp import FastHttpUser, ResponseContextManager
 
+from bench.polling import POLL_FIRST_S, next_poll_s
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODULE_SLUG = os.environ.get("LOADTEST_MODULE", "inference-and-serving")
 RUNG_SLUG = os.environ.get("LOADTEST_RUNG", "kv-cache-size")
@@ -51,7 +56,6 @@ SHARE_WRONG = 0.2  # of sends use a known-wrong solution
 SHARE_SUBMIT = 0.15  # of sends are Submits (hidden tests) rather than Runs
 SHARE_DRAFT = 0.5  # of sends are preceded by a draft autosave, as the editor does
 SHARE_REBROWSE = 0.15  # of loop turns re-read the catalog or the module page
-POLL_EVERY_S = 1.0
 POLL_MAX_S = float(os.environ.get("LOADTEST_POLL_MAX_S", "120"))
 RETRY_AFTER_CAP_S = 60.0
 # Share of learners that follow a result on the live-update stream (as the
@@ -112,6 +116,7 @@ class Learner(FastHttpUser):
         self.version = 0
         self.logged_in = False
         self.uses_sse = random.random() < SSE_SHARE
+        self.poll_after_s = POLL_FIRST_S
         self.retrying = False
         self._log_in()
         if self.logged_in:
@@ -240,14 +245,16 @@ class Learner(FastHttpUser):
         deadline = sent_at + POLL_MAX_S
         if self.uses_sse and events_url and self._listen(events_url, state_url, kind, code_kind, sent_at, deadline):
             return
+        self.poll_after_s = POLL_FIRST_S
         while time.monotonic() < deadline:
-            time.sleep(POLL_EVERY_S)
+            time.sleep(self.poll_after_s)
             if self._check_state(state_url, kind, code_kind, sent_at):
                 return
         _count(COUNTS, f"{kind}_gave_up_waiting")
 
     def _check_state(self, state_url: str, kind: str, code_kind: str, sent_at: float) -> bool:
-        """Fetch the state once; True (and the result counted) once it is done."""
+        """Fetch the state once; True (and the result counted) once it is
+        done. Keeps the state's hint of when to ask again in ``poll_after_s``."""
         with self.client.get(state_url, name="state poll", catch_response=True) as response:
             self._record(response, "state poll")
             if response.status_code != 200:
@@ -255,6 +262,7 @@ class Learner(FastHttpUser):
                 return False
             data = _json(response)
         if data.get("status") != "done":
+            self.poll_after_s = next_poll_s(data)
             return False
         waited = time.monotonic() - sent_at
         _count(OUTCOMES, f"{kind}/{code_kind}/{data.get('outcome') or 'none'}")

@@ -15,11 +15,13 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from exercises.models import Module, Rung, Track
-from grader import events, messages, rejudge, services
+from grader import events, messages, pacing, rejudge, services
+from grader.capacity import recent_capacity
 from grader.constants import Kind, Outcome, Status
 from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
@@ -304,6 +306,13 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
         payload["stderr"] = submission.stderr
     if submission.status == Status.QUEUED:
         payload["queue_position"] = Submission.objects.filter(status=Status.QUEUED, kind=submission.kind, pk__lt=submission.pk).count() + 1
+    if submission.status != Status.DONE:
+        # When the page should ask again (it follows this when polling).
+        running_for = (timezone.now() - submission.started_at).total_seconds() if submission.started_at else None
+        poll_s = pacing.next_poll_s(
+            status=submission.status, queue_position=payload.get("queue_position"), running_for_s=running_for, capacity=recent_capacity()
+        )
+        payload["poll_after_ms"] = None if poll_s is None else int(poll_s * 1000)
     if submission.status == Status.DONE and submission.kind == Kind.SUBMIT:
         payload["reference_unlocked"] = services.can_see_reference(user, submission.rung)
     return payload

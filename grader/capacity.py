@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import threading
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -66,3 +68,33 @@ def measure_capacity() -> Capacity:
     if len(durations) < MIN_SAMPLES:
         return Capacity(float(settings.GRADER_SECONDS_PER_JOB_ESTIMATE), slots, measured=False)
     return Capacity(max(0.05, statistics.median(durations)), slots, measured=True)
+
+
+# A page polling for its state asks for the capacity on every poll of a
+# queued job; within a web process one measurement serves them for this long.
+RECENT_MAX_AGE_S = 2.0
+_recent: tuple[float, Capacity] | None = None
+_recent_lock = threading.Lock()
+
+
+def recent_capacity() -> Capacity:
+    """``measure_capacity()``, measured at most ``RECENT_MAX_AGE_S`` ago in this process.
+
+    For pacing a page's polls only: refusals and their Retry-After measure afresh.
+    """
+    global _recent
+    now = time.monotonic()
+    with _recent_lock:
+        if _recent is not None and now - _recent[0] < RECENT_MAX_AGE_S:
+            return _recent[1]
+    capacity = measure_capacity()
+    with _recent_lock:
+        _recent = (now, capacity)
+    return capacity
+
+
+def forget_recent_capacity() -> None:
+    """Drop the remembered measurement (tests, and a settings change)."""
+    global _recent
+    with _recent_lock:
+        _recent = None

@@ -478,6 +478,50 @@ def test_a_cancel_that_comes_too_late_or_for_a_vanished_job_is_said_plainly(page
     page.context.close()
 
 
+def test_a_page_far_back_in_the_queue_polls_seldom_and_still_sees_its_result(page_site: str, browser: Any, learner: Any,
+                                                                             django_user_model: Any, enqueued: Any, settings: Any) -> None:
+    """Without live updates (past the stream cap, as under a class's burst)
+    the page polls; 30 jobs ahead of it, it asks every 5 s, not every 0.7 s,
+    so a class of waiting pages leaves the cores to the grading."""
+    from playwright.sync_api import expect
+
+    from exercises.models import Rung
+    from grader.capacity import forget_recent_capacity
+    from grader.constants import Kind, Status
+    from grader.models import Submission, SubmissionTestResult
+
+    settings.GRADER_MAX_QUEUED = 500
+    settings.GRADER_SECONDS_PER_JOB_ESTIMATE = 1.0
+    settings.GRADER_WORKER_SLOTS = 2
+    forget_recent_capacity()
+    rung = Rung.objects.select_related("current_version").get(slug="quantization-arithmetic")
+    # One job in flight per learner and rung: 30 learners, one queued Run each.
+    others = django_user_model.objects.bulk_create(django_user_model(username=f"ahead{n}") for n in range(30))
+    Submission.objects.bulk_create(
+        Submission(user=other, rung=rung, rung_version=rung.current_version, kind=Kind.RUN, code=f"x = {n}\n") for n, other in enumerate(others)
+    )
+    page = _open(browser, page_site, WIDE, learner)
+    page.route("**/events/**", lambda route: route.fulfill(status=503, content_type="text/plain", body="busy"))
+    polls: list[float] = []
+    page.on("request", lambda request: polls.append(time.monotonic()) if re.search(r"/submissions/\d+/state$", request.url) else None)
+    _set_code(page, (KV / "wrong" / "forgets_values.py").read_text())
+    page.click("#run-button")
+    expect(page.locator("#status")).to_contain_text("Run: queued (position 31)")
+    expect(page.locator("#workspace")).to_have_attribute("data-live", "polling")
+    page.wait_for_timeout(3_500)
+    # The first state and the first poll (scheduled before any state said when) come 0.7 s apart; then 5 s.
+    assert len(polls) <= 2, f"polled {len(polls)} times in 3.5 s with 30 jobs ahead (every 0.7 s would be 5 or 6)"
+
+    # The queue drains and the job is graded: the next poll (at 5 s) shows it.
+    Submission.objects.exclude(user=learner).delete()
+    mine = Submission.objects.get(user=learner)
+    SubmissionTestResult.objects.create(submission=mine, order=0, name="test_small_model", outcome="failed", message="off by two")
+    Submission.objects.filter(pk=mine.pk).update(status=Status.DONE, outcome="failed")
+    expect(page.locator("#status")).to_contain_text("Run failed", timeout=8_000)
+    assert len(polls) <= 4, f"{len(polls)} polls in all"
+    page.context.close()
+
+
 @pytest.mark.parametrize("viewport", BOTH)
 def test_a_reload_half_a_second_after_typing_keeps_the_edit(page_site: str, browser: Any, learner: Any, viewport: dict[str, int]) -> None:
     from frontend.models import Draft
