@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -304,14 +304,17 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
     if submission.kind == Kind.RUN:
         payload["stdout"] = submission.stdout
         payload["stderr"] = submission.stderr
+    jobs_ahead = None
     if submission.status == Status.QUEUED:
-        payload["queue_position"] = Submission.objects.filter(status=Status.QUEUED, kind=submission.kind, pk__lt=submission.pk).count() + 1
+        ahead = Submission.objects.filter(status=Status.QUEUED, pk__lt=submission.pk).aggregate(
+            same_kind=Count("pk", filter=Q(kind=submission.kind)), every_kind=Count("pk")
+        )
+        payload["queue_position"] = ahead["same_kind"] + 1
+        jobs_ahead = ahead["every_kind"]
     if submission.status != Status.DONE:
         # When the page should ask again (it follows this when polling).
         running_for = (timezone.now() - submission.started_at).total_seconds() if submission.started_at else None
-        poll_s = pacing.next_poll_s(
-            status=submission.status, queue_position=payload.get("queue_position"), running_for_s=running_for, capacity=recent_capacity()
-        )
+        poll_s = pacing.next_poll_s(status=submission.status, jobs_ahead=jobs_ahead, running_for_s=running_for, capacity=recent_capacity())
         payload["poll_after_ms"] = None if poll_s is None else int(poll_s * 1000)
     if submission.status == Status.DONE and submission.kind == Kind.SUBMIT:
         payload["reference_unlocked"] = services.can_see_reference(user, submission.rung)

@@ -35,6 +35,14 @@ class Capacity:
     seconds_per_job: float
     slots: int
     measured: bool
+    # The mean over the same jobs: what a queue of mixed jobs (quick Runs,
+    # slower Submits) drains at; None: as ``seconds_per_job``.
+    mean_seconds_per_job: float | None = None
+
+    @property
+    def drain_seconds_per_job(self) -> float:
+        """Seconds a slot spends per job of a mixed queue, on average."""
+        return self.mean_seconds_per_job if self.mean_seconds_per_job is not None else self.seconds_per_job
 
     @property
     def jobs_per_s(self) -> float:
@@ -67,7 +75,7 @@ def measure_capacity() -> Capacity:
     ]
     if len(durations) < MIN_SAMPLES:
         return Capacity(float(settings.GRADER_SECONDS_PER_JOB_ESTIMATE), slots, measured=False)
-    return Capacity(max(0.05, statistics.median(durations)), slots, measured=True)
+    return Capacity(max(0.05, statistics.median(durations)), slots, measured=True, mean_seconds_per_job=max(0.05, statistics.fmean(durations)))
 
 
 # A page polling for its state asks for the capacity on every poll of a

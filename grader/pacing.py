@@ -27,20 +27,21 @@ def _clamp(seconds: float, low: float, high: float) -> float:
     return min(high, max(low, seconds))
 
 
-def next_poll_s(*, status: str, queue_position: int | None, running_for_s: float | None, capacity: Capacity) -> float | None:
+def next_poll_s(*, status: str, jobs_ahead: int | None, running_for_s: float | None, capacity: Capacity) -> float | None:
     """Seconds until the page should fetch the state again; None once done.
 
     Queued: half the time until the slots are expected to reach the job
-    (``queue_position`` counts the job itself), so the position shown moves
-    and the start is seen soon after it happens. Running: half of what a job
-    is expected still to need.
+    (``jobs_ahead``: queued before it, Runs and Submits alike, as they share
+    the slots), so the position shown moves and the start is seen soon after
+    it happens. Running: half of what a job is expected still to need. A
+    queue of mixed jobs drains at the mean time per job, not the median
+    (mostly quick Runs).
     """
     if status == Status.DONE:
         return None
-    per_job = capacity.seconds_per_job
+    per_job = capacity.drain_seconds_per_job
     if status == Status.QUEUED:
-        ahead = max(0, (queue_position or 1) - 1)
-        until_start = ahead / capacity.slots * per_job
+        until_start = max(0, jobs_ahead or 0) / capacity.slots * per_job
         return round(_clamp(until_start / 2, MIN_POLL_S, MAX_POLL_S), 2)
     remaining = per_job - (running_for_s or 0.0)
     return round(_clamp(remaining / 2, MIN_POLL_S, MAX_RUNNING_POLL_S), 2)
