@@ -51,7 +51,7 @@ import requests
 
 from bench import stack as stack_mod
 from bench.cpu_split import CpuSampler
-from bench.polling import POLL_FIRST_S, next_poll_s
+from bench.polling import next_poll_s
 from bench.runtimes import measure_runtimes
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
 
@@ -348,7 +348,8 @@ def measure_burst(host: str, learners: list[Learner]) -> dict[str, Any]:
     # Each job's page polls its state when the last state said to, as the
     # page does without live updates (past the per-process stream cap, which
     # a burst of 100 followers is): (when to poll, learner, state URL).
-    pending = [(time.monotonic() + POLL_FIRST_S, learner, url) for learner, _pk, url in sent]
+    # The page fetches the state at once on sending, then when it says.
+    pending = [(0.0, learner, url) for learner, _pk, url in sent]
     while pending and time.monotonic() < deadline:
         pending.sort(key=lambda item: item[0])
         due, learner, url = pending.pop(0)

@@ -245,11 +245,11 @@ class Learner(FastHttpUser):
         deadline = sent_at + POLL_MAX_S
         if self.uses_sse and events_url and self._listen(events_url, state_url, kind, code_kind, sent_at, deadline):
             return
-        self.poll_after_s = POLL_FIRST_S
+        # At once (as the page does on sending), then when the state says.
         while time.monotonic() < deadline:
-            time.sleep(self.poll_after_s)
             if self._check_state(state_url, kind, code_kind, sent_at):
                 return
+            time.sleep(self.poll_after_s)
         _count(COUNTS, f"{kind}_gave_up_waiting")
 
     def _check_state(self, state_url: str, kind: str, code_kind: str, sent_at: float) -> bool:

@@ -15,7 +15,7 @@ const SAFETY_POLL_MS = 5000;
  * Returns follow(stateUrl, eventsUrl) and isFollowing().
  */
 export function createTracker(root, onState, onDone, onLost) {
-  let current = null;  // { stateUrl, source, timers, poll, pollAfterMs, done, fetching, again }
+  let current = null;  // { stateUrl, source, timers, poll, pollAfterMs, done, fetching, again, first }
 
   function stop(track) {
     track.done = true;
@@ -59,22 +59,24 @@ export function createTracker(root, onState, onDone, onLost) {
     return Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, hint));
   }
 
-  // Each poll is scheduled once the previous one has answered, at its hint.
+  // Each poll is scheduled once the previous one has answered, at its hint;
+  // the first once the fetch made on following has answered.
   function startPolling(track) {
     const tick = async () => {
       if (track.done) return;
       await refresh(track);
       if (!track.done) track.poll = setTimeout(tick, pollDelay(track));
     };
-    track.poll = setTimeout(tick, pollDelay(track));
+    track.first.finally(() => { if (!track.done) track.poll = setTimeout(tick, pollDelay(track)); });
   }
 
   function startSafetyPoll(track, ms) { track.timers.push(setInterval(() => refresh(track), ms)); }
 
   function follow(stateUrl, eventsUrl) {
     if (current) stop(current);
-    const track = { stateUrl, source: null, timers: [], poll: null, pollAfterMs: null, done: false, fetching: false, again: false };
+    const track = { stateUrl, source: null, timers: [], poll: null, pollAfterMs: null, done: false, fetching: false, again: false, first: null };
     current = track;
+    track.first = refresh(track);  // the state at once (queued, and where)
     root.dataset.live = "connecting";
     if (window.EventSource && eventsUrl) {
       const source = new EventSource(eventsUrl);
@@ -97,7 +99,6 @@ export function createTracker(root, onState, onDone, onLost) {
       root.dataset.live = "polling";
       startPolling(track);
     }
-    refresh(track);
   }
 
   return {
