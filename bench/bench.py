@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 from bench import stack as stack_mod
 from bench.cpu_split import CpuSampler
@@ -95,6 +97,12 @@ class Learner:
     def __init__(self, host: str, username: str) -> None:
         self.host = host
         self.http = requests.Session()
+        # A browser sends a request again, once, when the kept-alive
+        # connection it reused turns out closed by the server (gunicorn drops
+        # one idle for 2 s; the burst's POSTs follow page loads seconds
+        # earlier). Only a failure before any answer is retried: a sent job
+        # sent twice would show as a 409 refusal, never as a second job.
+        self.http.mount(host, HTTPAdapter(max_retries=Retry(total=1, connect=1, read=1, status=0, other=0, allowed_methods=None, raise_on_status=False)))
         page = self.http.get(f"{host}/accounts/login/", timeout=30)
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
         response = self.http.post(
