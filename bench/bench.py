@@ -44,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -320,8 +321,10 @@ def measure_submits(learner: Learner, runs: int, think_s: float) -> list[float]:
     return times
 
 
-def measure_burst(host: str, learners: list[Learner]) -> dict[str, Any]:
-    """Five jobs from each learner at once, one per rung, Run and Submit mixed, all sent together."""
+def measure_burst(host: str, learners: list[Learner], pace: Callable[[dict[str, Any]], float] = next_poll_s) -> dict[str, Any]:
+    """Five jobs from each learner at once, one per rung, Run and Submit mixed, all sent together.
+
+    ``pace``: seconds until a job's page polls again, from its last state."""
     codes = {slug: _rung_dir(slug).joinpath("reference.py").read_text() for slug in BURST_RUNGS}
     for learner in learners:
         for slug in BURST_RUNGS:
@@ -371,7 +374,7 @@ def measure_burst(host: str, learners: list[Learner]) -> dict[str, Any]:
             if isinstance(wait, int | float):
                 waits.append(float(wait))
         else:
-            pending.append((time.monotonic() + next_poll_s(state), learner, url))
+            pending.append((time.monotonic() + pace(state), learner, url))
     total_s = time.perf_counter() - started
     total = len(threads)
     return {

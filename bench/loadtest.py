@@ -205,7 +205,6 @@ def _run_locust(config: Config, env: dict[str, str]) -> int:
         {
             "LOADTEST_COUNTS_PATH": str(WORK_DIR / "learner-counts.json"), "LOADTEST_USER_PREFIX": USER_PREFIX, "LOADTEST_PASSWORD": PASSWORD,
             "LOADTEST_STAGES": ",".join(f"{users}:{seconds}" for users, seconds in config.stages), "LOADTEST_SPAWN_RATE": str(config.spawn_rate),
-            "PYTHONPATH": str(REPO_ROOT),  # the locustfile imports bench.polling
         }
     )  # fmt: skip
     argv = [

@@ -21,11 +21,12 @@ successes in Locust's statistics so its failure count holds only real errors.
 
 This file is loaded by Locust (gevent, monkey-patched); it imports nothing
 from the platform (``bench.polling``, which it shares with `make bench`,
-neither); ``bench/loadtest.py`` puts the repository on its PYTHONPATH.
+neither, loaded by its path).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -41,7 +42,20 @@ from urllib.parse import urlencode
 from locust import LoadTestShape, between, events, task
 from locust.contrib.fasthttp import FastHttpUser, ResponseContextManager
 
-from bench.polling import POLL_FIRST_S, next_poll_s
+
+def _load_polling() -> Any:
+    """bench/polling.py, by its path: Locust puts bench/ itself first on
+    sys.path, where ``bench`` names bench/bench.py, not the package."""
+    spec = importlib.util.spec_from_file_location("bench_polling", Path(__file__).with_name("polling.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_polling = _load_polling()
+POLL_FIRST_S: float = _polling.POLL_FIRST_S
+next_poll_s = _polling.next_poll_s
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODULE_SLUG = os.environ.get("LOADTEST_MODULE", "inference-and-serving")

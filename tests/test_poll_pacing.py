@@ -37,3 +37,16 @@ def test_a_hint_is_followed_within_bounds_and_a_missing_one_falls_back():
     assert polling.next_poll_s({"poll_after_ms": 10}) == polling.POLL_MIN_S
     for state in ({}, {"poll_after_ms": None}, {"poll_after_ms": "soon"}, {"poll_after_ms": -5}, {"poll_after_ms": True}):
         assert polling.next_poll_s(state) == polling.POLL_FIRST_S
+
+
+def test_locust_loads_the_load_tests_learners_with_the_shared_pacing():
+    """As `make loadtest` starts it: Locust puts bench/ first on sys.path, where a
+    plain ``import bench`` would find bench/bench.py (it once failed just so)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    locust = Path(sys.executable).with_name("locust")
+    listed = subprocess.run([str(locust), "-f", str(root / "bench" / "locustfile.py"), "--list"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert "Learner" in listed.stdout
