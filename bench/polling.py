@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 POLL_FIRST_S = 0.7
-POLL_MIN_S = 0.5
+POLL_MIN_S = 0.7
 POLL_MAX_S = 5.0
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 from .capacity import Capacity
 from .constants import Status
 
-# Never sooner (a result is shown at most this late when only polling), and
-# never later (the queue position a learner reads is at most this stale).
-MIN_POLL_S = 0.5
+# Never sooner (the page polled every 0.7 s before it was paced, so pacing
+# only ever spaces polls out), and never later (the queue position a learner
+# reads is at most this stale).
+MIN_POLL_S = 0.7
 MAX_POLL_S = 5.0
 # A running job is asked about at least this often: its end is what matters.
 MAX_RUNNING_POLL_S = 2.0

@@ -19,7 +19,7 @@ CAPACITY = Capacity(seconds_per_job=0.6, slots=2, measured=True)
 
 @pytest.mark.parametrize(
     ("ahead", "expected"),
-    [(0, MIN_POLL_S), (2, MIN_POLL_S), (4, 0.6), (10, 1.5), (30, 4.5), (39, MAX_POLL_S), (399, MAX_POLL_S)],
+    [(0, MIN_POLL_S), (4, MIN_POLL_S), (6, 0.9), (10, 1.5), (30, 4.5), (39, MAX_POLL_S), (399, MAX_POLL_S)],
 )
 def test_a_queued_job_is_asked_about_at_half_its_expected_wait(ahead, expected):
     # Ten jobs ahead on two slots at 0.6 s is 3 s; ask again at 1.5 s.
@@ -89,7 +89,7 @@ def test_the_state_carries_the_hint_until_the_job_is_done(catalog, learner, djan
     Submission.objects.exclude(pk=mine.pk).delete()
 
     Submission.objects.filter(pk=mine.pk).update(status=Status.RUNNING, started_at=timezone.now() - timedelta(seconds=0.2))
-    assert client.get(f"/submissions/{mine.pk}/state").json()["poll_after_ms"] == 500
+    assert client.get(f"/submissions/{mine.pk}/state").json()["poll_after_ms"] == 700
 
     Submission.objects.filter(pk=mine.pk).update(status=Status.DONE, outcome="failed", finished_at=timezone.now())
     assert "poll_after_ms" not in client.get(f"/submissions/{mine.pk}/state").json()

@@ -1,10 +1,10 @@
 // Following one submission: server-sent "changed" hints trigger a re-fetch of
 // the JSON state, which is the truth; when the stream fails, polling takes over.
 // Polling asks again when the last state said to (poll_after_ms: seconds
-// apart while far back in a long queue, sooner near the start), so a class
+// apart while far back in a long queue, 0.7 s near the start), so a class
 // of waiting pages does not take the cores that grade their jobs.
 const POLL_MS = 700;  // before any state has said when to ask again
-const MIN_POLL_MS = 500;
+const MIN_POLL_MS = 700;  // the page's pace before it was paced: never sooner
 const MAX_POLL_MS = 5000;
 const SAFETY_POLL_MS = 5000;
 
