@@ -408,6 +408,19 @@ def _verdicts(results: dict[str, Any]) -> dict[str, bool]:
     }
 
 
+def burst_env(config: StackConfig) -> dict[str, str]:
+    """The stack's environment for sending bursts: a fresh SQLite database,
+    and bounds that let a burst be graded rather than refused."""
+    env = stack_env(config)
+    # The burst must be graded, not refused: lift the queue bound for the bench.
+    env.setdefault("GRADER_MAX_QUEUED", "500")
+    env.setdefault("GRADER_RATE_LIMIT_PER_MIN", "600")
+    # Each burst learner sends to five rungs at once.
+    env.setdefault("GRADER_MAX_JOBS_IN_FLIGHT", "5")
+    env["DATABASE_URL"] = f"sqlite:///{config.work_dir / 'db.sqlite3'}"
+    return env
+
+
 def run_bench() -> int:
     config = StackConfig(
         work_dir=REPO_ROOT / "var" / "bench", users=int(_env_float("BENCH_BURST_LEARNERS", 20)) + 1, web_port=int(os.environ.get("BENCH_WEB_PORT", 8200)),
@@ -419,13 +432,7 @@ def run_bench() -> int:
     think_s = _env_float("BENCH_THINK_S", 3.0)
     floor_s = _env_float("BENCH_FLOOR_S", 20.0)
     with_runtimes = _env_float("BENCH_RUNTIMES", 1) > 0
-    env = stack_env(config)
-    # The burst must be graded, not refused: lift the queue bound for the bench.
-    env.setdefault("GRADER_MAX_QUEUED", "500")
-    env.setdefault("GRADER_RATE_LIMIT_PER_MIN", "600")
-    # Each burst learner sends to five rungs at once.
-    env.setdefault("GRADER_MAX_JOBS_IN_FLIGHT", "5")
-    env["DATABASE_URL"] = f"sqlite:///{config.work_dir / 'db.sqlite3'}"
+    env = burst_env(config)
     image = stack_mod.prepare(config, env)
     _log("baselines: naive docker run + pytest, the warm floor, and the floor's throughput over all cores")
     naive = measure_naive(image, max(6, runs // 3))

@@ -34,18 +34,16 @@ FIXED_POLL_S = 0.7
 def main() -> int:
     sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "platform")]
     from bench import stack as stack_mod
-    from bench.bench import Learner, measure_burst
+    from bench.bench import Learner, burst_env, measure_burst
     from bench.cpu_split import CpuSampler
     from bench.polling import next_poll_s
-    from bench.stack import USER_PREFIX, Stack, StackConfig, stack_env
+    from bench.stack import USER_PREFIX, Stack, StackConfig
 
     rounds = int(os.environ.get("BENCH_PACING_ROUNDS", "2"))
     config = StackConfig(
         work_dir=REPO_ROOT / "var" / "bench-pacing", users=21, web_port=8210, redis_port=6397, web_workers=2, web_threads=16, worker_concurrency=2,
     )  # fmt: skip
-    env = stack_env(config)
-    env.update({"GRADER_MAX_QUEUED": "500", "GRADER_RATE_LIMIT_PER_MIN": "600", "GRADER_MAX_JOBS_IN_FLIGHT": "5"})
-    env["DATABASE_URL"] = f"sqlite:///{config.work_dir / 'db.sqlite3'}"
+    env = burst_env(config)
     stack_mod.prepare(config, env)
     sides: dict[str, Callable[[dict[str, Any]], float]] = {"paced": next_poll_s, "fixed 0.7 s": lambda _state: FIXED_POLL_S}
     found: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
