@@ -33,6 +33,7 @@ skips the runc/runsc comparison).
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import multiprocessing
 import os
@@ -358,12 +359,12 @@ def measure_burst(host: str, learners: list[Learner], pace: Callable[[dict[str, 
     deadline = time.monotonic() + 900
     # Each job's page polls its state when the last state said to, as the
     # page does without live updates (past the per-process stream cap, which
-    # a burst of 100 followers is): (when to poll, learner, state URL).
-    # The page fetches the state at once on sending, then when it says.
-    pending = [(0.0, learner, url) for learner, _pk, url in sent]
+    # a burst of 100 followers is). The page fetches the state at once on
+    # sending, then when it says. A heap of (when to poll, job number,
+    # learner, state URL): the job's number breaks ties (learners do not compare).
+    pending = [(0.0, number, learner, url) for number, (learner, _pk, url) in enumerate(sent)]
     while pending and time.monotonic() < deadline:
-        pending.sort(key=lambda item: item[0])
-        due, learner, url = pending.pop(0)
+        due, number, learner, url = heapq.heappop(pending)
         time.sleep(max(0.0, due - time.monotonic()))
         state = learner.http.get(host + url, timeout=30).json()
         polls += 1
@@ -374,7 +375,7 @@ def measure_burst(host: str, learners: list[Learner], pace: Callable[[dict[str, 
             if isinstance(wait, int | float):
                 waits.append(float(wait))
         else:
-            pending.append((time.monotonic() + pace(state), learner, url))
+            heapq.heappush(pending, (time.monotonic() + pace(state), number, learner, url))
     total_s = time.perf_counter() - started
     total = len(threads)
     return {
