@@ -2,7 +2,7 @@
 
 ``present`` is the only place that decides what of a ``JobResult`` reaches a
 learner; grading, live updates and rejudges all go through it, and
-``write_test_rows`` / ``write_test_row`` are the only writers of
+``write_test_rows`` / ``write_live_test_rows`` are the only writers of
 ``SubmissionTestResult``.
 
 The rules, for a Submit (hidden tests):
@@ -211,13 +211,23 @@ def write_test_rows(submission: Submission, tests: Sequence[ShownTest]) -> None:
     )
 
 
-def write_test_row(submission: Submission, order: int, test: ShownTest) -> None:
-    """Write one test's row as it finishes (live updates); the final grade replaces them all."""
-    SubmissionTestResult.objects.update_or_create(
-        submission=submission,
-        name=test.name,
-        defaults={"order": order, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message,
-                  "detail": test.detail, "hidden": test.hidden},
+def write_live_test_rows(submission: Submission, rows: Sequence[tuple[int, ShownTest]]) -> None:
+    """Write the rows of tests that just finished (live updates), in one statement;
+    the final grade replaces them all."""
+    # One row per name (the last one said), as the unique constraint and
+    # PostgreSQL's ON CONFLICT, which updates a row once per statement, want.
+    latest = {test.name: (order, test) for order, test in rows}
+    SubmissionTestResult.objects.bulk_create(
+        [
+            SubmissionTestResult(
+                submission=submission, order=order, name=test.name, outcome=test.outcome, duration_s=test.duration_s,
+                message=test.message, detail=test.detail, hidden=test.hidden,
+            )
+            for order, test in latest.values()
+        ],
+        update_conflicts=True,
+        unique_fields=["submission", "name"],
+        update_fields=["order", "outcome", "duration_s", "message", "detail", "hidden"],
     )
 
 

@@ -12,7 +12,6 @@ import logging
 import math
 import secrets
 import threading
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -27,7 +26,7 @@ from exercises.models import Rung, RungVersion
 from exercises.runners import default_runner
 from sandbox import errors
 from sandbox.interface import Runner
-from sandbox.jobs import CaseResult, Job, JobResult
+from sandbox.jobs import Job, JobResult
 
 from . import events, hooks, lifecycle, messages, results
 from .capacity import measure_capacity
@@ -41,6 +40,7 @@ from .exceptions import (
     SubmissionThrottled,
     TooManyJobsInFlight,
 )
+from .live import LiveTestRows
 from .models import Progress, Submission
 
 __all__ = ["GraderBusy", "NothingToCancel", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
@@ -169,25 +169,6 @@ def build_job(submission: Submission, version: RungVersion | None = None) -> Job
     return job_for(version or submission.rung_version, submission.kind, submission.code, seed=submission.seed)
 
 
-def _live_test_recorder(submission: Submission) -> Callable[[str, dict[str, Any]], None]:
-    counter = {"order": 0}
-
-    def on_event(kind: str, data: dict[str, Any]) -> None:
-        if kind != "test":
-            return
-        counter["order"] += 1
-        case = CaseResult(name=str(data["name"]), outcome=str(data["outcome"]), duration_s=float(data.get("duration_s") or 0.0),
-                          message=str(data.get("message") or ""))
-        try:
-            results.write_test_row(submission, counter["order"], results.present_test(case, kind=submission.kind, version=submission.rung_version))
-        except Exception:
-            log.exception("submission %s: could not record a live test row", submission.pk)
-            return
-        events.publish_changed(submission.channel)
-
-    return on_event
-
-
 class _CancelWatch:
     """Stops a job's container once its claim is lost: the learner cancelled
     it (``cancel_submission``) or the reaper gave it away. Checks every
@@ -230,13 +211,13 @@ def grade_submission(submission_id: int, *, runner: Runner | None = None, worker
     submission = Submission.objects.select_related("rung_version__rung", "user").get(pk=submission_id)
     events.publish_changed(submission.channel)
     runner = runner or default_runner()
-    record_test = _live_test_recorder(submission)
+    live_rows = LiveTestRows(submission, settings.GRADER_LIVE_ROWS_EVERY_S)
     cancel_watch = _CancelWatch(claim, runner)
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "container":
             cancel_watch.watch(str(data["id"]))
-        record_test(kind, data)
+        live_rows.on_event(kind, data)
 
     try:
         result = runner.run(build_job(submission), on_event=on_event)

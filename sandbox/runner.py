@@ -326,6 +326,9 @@ class SandboxRunner:
                 test = parse_test(event)
                 if test is not None:
                     on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
+            elif kind == "rerun" and on_event:
+                # A Submit's first run is over; its isolated re-run begins.
+                on_event("rerun", {})
         return None, harness_started_s
 
 

@@ -253,6 +253,9 @@ GRADER_MAX_CODE_BYTES: int = env_int("GRADER_MAX_CODE_BYTES", 64 * 1024, minimum
 GRADER_RUN_TIME_S: int = env_int("GRADER_RUN_TIME_S", 15, minimum=1)
 # How often a worker checks whether the job it runs was cancelled.
 GRADER_CANCEL_POLL_S: float = env_float("GRADER_CANCEL_POLL_S", 1.0, minimum=0.1)
+# A running job's test rows are written (and its pages told) at most this
+# often: a Submit's hidden tests end every few milliseconds (grader.live).
+GRADER_LIVE_ROWS_EVERY_S: float = env_float("GRADER_LIVE_ROWS_EVERY_S", 0.25, minimum=0.0)
 
 # Live-update streams (server-sent events) one web process holds open at
 # once; each holds a thread, so keep this well under the thread count.

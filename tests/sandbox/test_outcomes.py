@@ -70,3 +70,16 @@ def test_a_harness_that_starts_too_slowly_is_ours_not_a_learners_timeout(sandbox
     )
     assert (result.outcome, result.error_code) == ("infra_error", "start_timeout"), result
     assert ids and ids[0] not in sandbox_containers()
+
+
+@pytest.mark.docker
+def test_a_submit_says_when_its_rerun_begins_after_its_first_runs_tests(sandbox: Sandbox) -> None:
+    # The worker writes the first run's held test rows then (grader.live).
+    submit = sandbox.grade(REFERENCE, mode="submit")
+    assert submit.outcome == "passed", submit.describe()
+    kinds = [kind for kind, _ in submit.events]
+    assert kinds.count("rerun") == 1
+    assert "test" not in kinds[kinds.index("rerun") :]
+    assert kinds.count("test") == len(submit.result.tests) > 1
+    run = sandbox.grade(REFERENCE)
+    assert run.outcome == "passed" and "rerun" not in [kind for kind, _ in run.events]

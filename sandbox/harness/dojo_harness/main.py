@@ -496,6 +496,8 @@ def _grade(
         # When the first run failed, the grade is settled: only its failed
         # tests run again, to say which of them pass on their own.
         failed = frozenset(name for name, record in shared.tests.items() if not not_failed(record.outcome)) or None
+        # The host shows every test of the first run before this phase's wait.
+        emitter.emit("rerun")
         control.close()
         fresh_channel = Channel(launcher.reset(), deadline=time.monotonic() + time_s, abort=flood)
         fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=failed))
