@@ -49,7 +49,37 @@ def huge_kib():
 
 def tunables():
     return os.environ.get("GLIBC_TUNABLES")
+
+
+def thp_enabled():
+    with open("/proc/self/status") as handle:
+        return next((line.split()[1] for line in handle if line.startswith("THP_enabled:")), "absent")
+
+
+def kib_for_buffers(count=100, size=300 * 1024):
+    # Buffers of 300 KiB (mmap'd by malloc), one byte written in each: what a
+    # thread pool's per-thread scratch looks like to the memory limit.
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+
+    def rss_kib():
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+    before = rss_kib()
+    for _ in range(count):
+        ctypes.memset(libc.malloc(size), 1, 1)
+    return rss_kib() - before
 """
+
+MEMORY_TESTS = {
+    "test_memory.py": (
+        "def test_memory(solution):\n"
+        "    assert False, (solution.thp_enabled(), solution.kib_for_buffers())\n"
+    )
+}
 
 TESTS = {
     "test_pages.py": (
@@ -83,3 +113,15 @@ def test_the_learner_process_inherits_a_heap_in_huge_pages(sandbox_image: str) -
     if mode == "madvise":
         # Without the setting glibc does not ask, and in madvise mode nothing is huge.
         assert _probe(sandbox_image, huge_pages=False)[0] == 0
+
+
+@pytest.mark.docker
+def test_the_learners_own_allocations_get_small_pages(sandbox_image: str) -> None:
+    """A learner's buffers cost their own size of the memory limit, not 2 MiB each."""
+    runner = SandboxRunner(sandbox_image, startup_s=120, huge_pages=True)
+    result = runner.run(Job(mode="run", source=PROBE, tests=MEMORY_TESTS))
+    assert result.outcome == "failed", result.message
+    enabled, kib = result.tests[0].message.split("(", 1)[1].split(")", 1)[0].split(", ", 1)
+    assert enabled.strip("'") == "0"
+    # 100 buffers, one page touched in each: well under 100 huge pages (200 MiB).
+    assert int(kib) < 20 * 1024, kib
