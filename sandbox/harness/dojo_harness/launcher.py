@@ -23,7 +23,6 @@ kernel kills the learner's processes before the harness's.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import socket
 import sys
@@ -61,30 +60,6 @@ def _learner_processes(uid: int) -> list[int]:
     return found
 
 
-PR_SET_THP_DISABLE = 41
-
-
-def _no_new_huge_pages() -> None:
-    """Learner processes get no new transparent huge pages (inherited by every fork).
-
-    The harness's heap lives in huge pages (``SANDBOX_HUGE_PAGES``) and a
-    learner process, a fork of it, inherits glibc's request for them: then
-    each buffer that the learner's code (or torch, for each of its threads)
-    allocates costs a whole 2 MiB page of the memory limit. A torch thread
-    pool of 256 threads ran out of 512 MiB that way, where it needs 220 MiB
-    in 4 KiB pages. Pages shared from the harness stay as they are (a write
-    copies 4 KiB of them, as before), so the fork stays as cheap. The
-    learner may turn this off for itself: its memory is counted against its
-    own limit either way. Whatever the host's THP mode, a limit then means
-    the same on every host.
-    """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - Linux always has prctl
-        pass
-
-
 class Launcher:
     """Runs in the forked root process; see the module docstring."""
 
@@ -111,7 +86,6 @@ class Launcher:
         except OSError:
             pass
         os.setsid()
-        _no_new_huge_pages()
         _become(self.learner_uid)
         os.environ.clear()
         os.environ.update(self.env)

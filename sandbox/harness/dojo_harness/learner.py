@@ -34,6 +34,7 @@ from .scrub import scrub
 SOLUTION_PATH = "/work/learner/solution.py"
 MAX_TEXT = 8000
 PR_SET_DUMPABLE = 4
+PR_SET_THP_DISABLE = 41
 
 
 def warm_imports() -> None:
@@ -145,6 +146,14 @@ def _run_child(sock: socket.socket) -> None:
     session.serve()
 
 
+def _prctl(option: int, value: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - Linux always has prctl
+        pass
+
+
 def _set_not_dumpable() -> None:
     """Keep this server's memory and descriptors out of its children's reach.
 
@@ -152,11 +161,24 @@ def _set_not_dumpable() -> None:
     pidfd_getfd, by another process of the same uid: a learner child cannot
     reach the control channel through its parent.
     """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - Linux always has prctl
-        pass
+    _prctl(PR_SET_DUMPABLE, 0)
+
+
+def _no_new_huge_pages() -> None:
+    """Learner processes get no new transparent huge pages (inherited by every fork).
+
+    The harness's heap lives in huge pages (``SANDBOX_HUGE_PAGES``) and a
+    learner process, a fork of it, inherits glibc's request for them: then
+    each buffer that the learner's code (or torch, for each of its threads)
+    allocates costs a whole 2 MiB page of the memory limit. A torch thread
+    pool of 256 threads ran out of 512 MiB that way, where it needs 220 MiB
+    in 4 KiB pages. Pages shared from the harness stay as they are (a write
+    copies 4 KiB of them, as before), so the fork stays as cheap. The
+    learner may turn this off for itself: its memory is counted against its
+    own limit either way. Whatever the host's THP mode, a limit then means
+    the same on every host.
+    """
+    _prctl(PR_SET_THP_DISABLE, 1)
 
 
 def serve(control: socket.socket) -> None:
@@ -170,6 +192,7 @@ def serve(control: socket.socket) -> None:
     starts from nothing the previous one left.
     """
     _set_not_dumpable()
+    _no_new_huge_pages()
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(control, 1, 1)
