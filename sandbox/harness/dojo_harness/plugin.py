@@ -180,24 +180,30 @@ class HarnessPlugin:
         return None
 
 
+# pytest's own plugins the harness leaves out. Caches and reports nobody
+# reads; and plugins that only watch the harness's own process (its logging,
+# warnings, faults and unraisable exceptions): the learner's code runs
+# elsewhere, so they add per-test work and tell nobody anything. The
+# unraisable-exception plugin alone runs ``gc.collect()`` several times at
+# the end of every session, each a walk over torch's objects. The bench's
+# throughput floor leaves out the same ones (``bench/bench.py``).
+SKIPPED_PLUGINS = (
+    "cacheprovider", "stepwise", "legacypath",
+    "logging", "warnings", "faulthandler", "unraisableexception", "threadexception",
+    "doctest", "junitxml", "pastebin",
+)  # fmt: skip
+
+
+def skipped_plugin_args() -> list[str]:
+    """``-p no:NAME`` for each of ``SKIPPED_PLUGINS``."""
+    return [arg for name in SKIPPED_PLUGINS for arg in ("-p", f"no:{name}")]
+
+
 def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None = None, extra_plugins: list[object] | None = None) -> RunState:
     args = [
         test_dir,
         "-q",
-        "-p", "no:cacheprovider",
-        "-p", "no:stepwise",
-        "-p", "no:legacypath",
-        # Plugins that only watch the harness's own process (its logging,
-        # warnings, faults and unraisable exceptions): the learner's code runs
-        # elsewhere, so they add per-test work and tell nobody anything.
-        "-p", "no:logging",
-        "-p", "no:warnings",
-        "-p", "no:faulthandler",
-        "-p", "no:unraisableexception",
-        "-p", "no:threadexception",
-        "-p", "no:doctest",
-        "-p", "no:junitxml",
-        "-p", "no:pastebin",
+        *skipped_plugin_args(),
         "--noconftest",
         "--capture=sys",
         "--import-mode=importlib",
@@ -213,6 +219,6 @@ def run_tests(test_dir: str, plugin: HarnessPlugin, extra_args: list[str] | None
     return plugin.state
 
 
-__all__ = ["MAX_MESSAGE", "HarnessPlugin", "RunState", "TestRecord", "run_tests"]
+__all__ = ["MAX_MESSAGE", "SKIPPED_PLUGINS", "HarnessPlugin", "RunState", "TestRecord", "run_tests", "skipped_plugin_args"]
 
 
