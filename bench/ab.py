@@ -63,8 +63,8 @@ def wait_warm(slot_runner: Any, timeout_s: float = 60) -> None:
         time.sleep(0.2)
 
 
-def measure_slots(image: str, side: Side) -> dict[str, float]:
-    """Both slots grade their ten jobs at once: jobs per minute and container CPU per job."""
+def measure_slots(image: str, side: Side, rounds: int = 1) -> dict[str, float]:
+    """Both slots grade their ten jobs (``rounds`` times) at once: jobs per minute and container CPU per job."""
     from bench.cpu_split import _docker_ns
 
     runners = [runner(image, side(slot)) for slot in range(SLOTS)]
@@ -75,7 +75,7 @@ def measure_slots(image: str, side: Side) -> dict[str, float]:
         for slot_runner in runners:
             wait_warm(slot_runner)
         errors: list[BaseException] = []
-        jobs = [slot_jobs(slot) for slot in range(SLOTS)]
+        jobs = [slot_jobs(slot) * rounds for slot in range(SLOTS)]
 
         def work(slot: int) -> None:
             try:

@@ -14,6 +14,10 @@ Celery worker, a fresh SQLite database; ports 8200 and 6396), then measures:
 - a **burst**: 100 jobs from 20 learners at once (5 rungs each, Run and
   Submit mixed): time until all are graded, jobs per minute, p95 queue
   wait, lost;
+- **sandbox alone**: the burst's jobs straight through the sandbox runner
+  on two pinned slots, with no web, queue or database
+  (``sandbox_jobs_per_min``): the floor over it is what isolation and the
+  Submit's re-run cost, it over the burst what the rest of the stack does;
 - **pages**: server time of the module page and the workspace (p50);
 - **naive**: a fresh `docker run` of the sandbox image running pytest on the
   same files with the solution imported in-process (no isolation);
@@ -318,6 +322,25 @@ def measure_floor_throughput(seconds: float) -> dict[str, Any]:
     return {"floor_jobs": counter.value, "floor_cores": cores, "floor_jobs_per_min": round(counter.value / elapsed * 60, 1), "floor_load": load_average()}
 
 
+def measure_sandbox_alone(image: str) -> dict[str, Any]:
+    """The burst's jobs straight through the sandbox runner on two pinned slots, as a
+    worker's two slots grade them, but with no web, queue or database (``bench.ab``).
+
+    Between the floor and the burst: the floor over this is what the
+    sandbox (isolation, the Submit's re-run) costs, this over the burst
+    what the rest of the stack does.
+    """
+    from bench.ab import measure_slots
+
+    found = measure_slots(image, lambda slot: {"first_core": slot}, rounds=2)
+    return {
+        "sandbox_jobs": int(found["jobs"]),
+        "sandbox_jobs_per_min": round(found["jobs_per_min"], 1),
+        "sandbox_cpu_s_per_job": round(found["container_cpu_s_per_job"], 3),
+        "sandbox_load": load_average(),
+    }
+
+
 # --- the stack measurements ---------------------------------------------------------------
 
 
@@ -483,6 +506,8 @@ def run_bench() -> int:
         "load_before": load_average(),
     }  # fmt: skip
     results.update(measure_floor_throughput(floor_s))
+    _log("the burst's jobs straight through the sandbox runner, two pinned slots")
+    results.update(measure_sandbox_alone(image))
     _log(f"naive p50 {statistics.median(naive):.3f} s, floor p50 {statistics.median(floor):.3f} s, floor {results['floor_jobs_per_min']} jobs/min")
     stack = Stack(env, config)
     try:
@@ -537,6 +562,9 @@ def run_bench() -> int:
     results["ratio_run_vs_naive"] = round(results["run_p50_s"] / results["naive_p50_s"], 3)
     results["ratio_run_vs_floor"] = round(results["run_p50_s"] / results["floor_p50_s"], 3)
     results["burst_vs_floor"] = round(results["burst_per_min"] / results["floor_jobs_per_min"], 3) if results["floor_jobs_per_min"] else 0.0
+    # Where the gap is: the sandbox's own (floor -> sandbox alone) and the stack's (-> burst).
+    results["sandbox_vs_floor"] = round(results["sandbox_jobs_per_min"] / results["floor_jobs_per_min"], 3) if results["floor_jobs_per_min"] else 0.0
+    results["burst_vs_sandbox"] = round(results["burst_per_min"] / results["sandbox_jobs_per_min"], 3) if results["sandbox_jobs_per_min"] else 0.0
     verdicts = _verdicts(results)
     results["verdicts"] = verdicts
     results["result"] = "PASS" if all(verdicts.values()) else "FAIL"
@@ -553,6 +581,11 @@ def run_bench() -> int:
         ("burst: time, per minute, p95 wait", f"{results['burst_time_s']} s, {results['burst_per_min']}/min, {results['burst_p95_wait_s']} s   (load {results['burst_load']})"),
         ("burst: state polls (pages following their jobs)", f"{results['burst_state_polls']} ({results['burst_state_polls'] / max(1, results['burst_total']):.1f} per job)"),
         ("burst / floor", f"{results['burst_vs_floor']:.2f}"),
+        (
+            "sandbox alone (runner, 2 pinned slots, no web/queue/DB)",
+            f"{results['sandbox_jobs_per_min']}/min, {results['sandbox_cpu_s_per_job']} container CPU-s per job   (load {results['sandbox_load']})",
+        ),
+        ("where the gap is: sandbox alone / floor, burst / sandbox alone", f"{results['sandbox_vs_floor']:.2f}, {results['burst_vs_sandbox']:.2f}"),
         ("burst: CPU by group (share of busy)", ", ".join(f"{group} {share:.0%}" for group, share in sorted((results.get("burst_cpu_split") or {}).items(), key=lambda item: -item[1]) if share >= 0.01)),
         ("module page / workspace p50", f"{results['module_page_p50_s'] * 1000:.1f} ms / {results['workspace_page_p50_s'] * 1000:.1f} ms"),
     ]
