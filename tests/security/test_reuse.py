@@ -3,7 +3,8 @@
 A pooled container serves several jobs (``SANDBOX_REUSE_JOBS``). Job A
 below leaves everything a learner can leave: files in every writable
 place (with permissions taken away from itself), a daemon that ignores
-signals and holds an abstract Unix socket, a named socket, environment
+signals and holds an abstract Unix socket, another that creates files
+without pause until it is killed, a named socket, environment
 variables, and attempts at SysV and POSIX IPC objects. Job B, the next job
 in the *same* container, looks for all of it and finds nothing. Under
 gVisor, where the runtime lets learner code create IPC objects nothing
@@ -73,6 +74,24 @@ LEAVE_EVERYTHING = with_probe(
                     except OSError:
                         pass
                     time.sleep(0.05)
+            os._exit(0)
+        if os.fork() == 0:
+            # A second daemon creates files without pause, so that one is
+            # being created when the kill comes: a process killed in a
+            # system call finishes the call before it dies, and the file
+            # appears after the kill.
+            os.setsid()
+            if os.fork() == 0:
+                number = 0
+                while True:
+                    number += 1
+                    for folder in ("/tmp", "/dev/shm", "/work/learner"):
+                        try:
+                            with open(folder + "/.churn-" + str(number), "w") as handle:
+                                handle.write({MARK!r})
+                            os.unlink(folder + "/.churn-" + str(number - 1))
+                        except OSError:
+                            pass
             os._exit(0)
         time.sleep(0.3)
         return {{"uid": os.getuid(), "ipc": made}}

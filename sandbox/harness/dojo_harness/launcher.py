@@ -28,10 +28,9 @@ import socket
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from .protocol import recv_message, send_message
-from .scrub import scrub
+from .scrub import live_processes_of, scrub
 
 LEARNER_OOM_SCORE_ADJ = 1000
 RESET_ROUNDS = 20
@@ -41,23 +40,6 @@ def _become(uid: int) -> None:
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
-
-
-def _learner_processes(uid: int) -> list[int]:
-    """Pids of live (not zombie) processes of ``uid`` in this container."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uids = fields.get("Uid", "").split()
-        if uids and int(uids[0]) == uid and not fields.get("State", "").strip().startswith("Z"):
-            found.append(int(entry.name))
-    return found
 
 
 class Launcher:
@@ -132,7 +114,7 @@ class Launcher:
                     os._exit(0)
             os.waitpid(pid, 0)
             self._reap()
-            if not _learner_processes(self.learner_uid):
+            if not live_processes_of(self.learner_uid):
                 return True
             time.sleep(0.01)
         return False

@@ -13,6 +13,13 @@ uid of the finished job cleans up after itself, in a fork that drops to it:
 2. Each uid deletes its own files in the writable places (``/tmp``,
    ``/dev/shm``, ``/work``), restoring permissions it had taken from
    itself; root then removes the job's now empty folders under ``/work``.
+   It does so in the same fork as its kill, once ``/proc`` shows no live
+   process of that uid: a process killed in the middle of a system call
+   finishes the call before it dies (a file it was creating appears after
+   the kill), and a dead one writes nothing. Only if a process outlived
+   the first round does each uid delete its files once more, after all are
+   dead. One fork per uid instead of two: each fork of the master (a
+   torch-sized process) costs milliseconds of page-table copying.
 3. Checks, as root: no process but PID 1 and the master; ``/tmp``,
    ``/dev/shm`` and ``/work`` empty; no SysV IPC object
    (``/proc/sysvipc``: refused by the seccomp profile anyway); no named or
@@ -30,11 +37,15 @@ import os
 import time
 from pathlib import Path
 
-from .scrub import kill_others_of_this_uid, remove_entry
+from .scrub import kill_others_of_this_uid, live_processes_of, remove_entry
 
 WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work"))
 MQUEUE = Path("/dev/mqueue")
 KILL_ROUNDS = 50
+# How long one uid's fork waits for the processes it killed to be gone
+# before it deletes their files anyway (a process stuck in the kernel); the
+# master's next round, and the second deletion, see to the rest.
+DEATH_WAIT_S = 1.0
 
 
 def _become(uid: int) -> None:
@@ -109,8 +120,15 @@ def _wipe_own_files() -> None:
                         continue
 
 
-def _kill_and_wipe() -> None:
-    kill_others_of_this_uid()
+def _kill_wait_and_wipe() -> None:
+    """As one uid: kill its other processes, wait until none is alive, delete its files."""
+    me = os.getpid()
+    deadline = time.monotonic() + DEATH_WAIT_S
+    while True:
+        kill_others_of_this_uid()
+        if not [pid for pid in live_processes_of(os.getuid()) if pid != me] or time.monotonic() > deadline:
+            break
+        time.sleep(0.001)
     _wipe_own_files()
 
 
@@ -148,16 +166,21 @@ def _leftovers() -> list[str]:
 
 def recycle(harness_uid: int, learner_uid: int) -> list[str]:
     """Kill and delete everything of the job that just ended; the problems found (empty: clean)."""
-    for _ in range(KILL_ROUNDS):
+    rounds = 0
+    while rounds < KILL_ROUNDS:
+        rounds += 1
         kill_others_of_this_uid()
         for uid in (harness_uid, learner_uid):
-            _as(uid, _kill_and_wipe)
+            _as(uid, _kill_wait_and_wipe)
         _reap()
         if not _live_processes():
             break
         time.sleep(0.01)
-    for uid in (harness_uid, learner_uid):
-        _as(uid, _wipe_own_files)
+    if rounds > 1:
+        # Something outlived a uid's wait: what it wrote after that uid's
+        # files were deleted goes now, with every process dead.
+        for uid in (harness_uid, learner_uid):
+            _as(uid, _wipe_own_files)
     # The job's folders under /work are empty now; /work itself is root's.
     for entry in list(Path("/work").iterdir()):
         if entry.is_dir() and not entry.is_symlink():

@@ -20,6 +20,23 @@ from pathlib import Path
 LEARNER_WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work/learner"))
 
 
+def live_processes_of(uid: int) -> list[int]:
+    """Pids of live (not zombie) processes of ``uid`` in this container, the caller's included."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uids = fields.get("Uid", "").split()
+        if uids and int(uids[0]) == uid and not fields.get("State", "").strip().startswith("Z"):
+            found.append(int(entry.name))
+    return found
+
+
 def kill_others_of_this_uid() -> None:
     """kill(-1, SIGKILL): every process the caller may signal but itself (and PID 1)."""
     try:
