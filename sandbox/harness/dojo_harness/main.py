@@ -68,6 +68,8 @@ STORED_OUTPUT = 64 * 1024
 # (an unprivileged process may grow its pipe to 1 MiB), and a chunk more.
 SETTLE_MAX_BYTES = 1024 * 1024 + 65536
 HARNESS_OOM_SCORE_ADJ = -900
+# Set by the runner when huge pages are wanted (``sandbox.container``).
+HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
 LEARNER_ENV = {
     "PATH": "/opt/venv/bin:/usr/bin:/bin",
     "HOME": "/work/learner",
@@ -347,6 +349,13 @@ def main() -> int:
     # instead of being copied on the first collection.
     gc.collect()
     gc.freeze()
+    # With huge pages asked for (``SANDBOX_HUGE_PAGES``), the warm heap is
+    # folded into them: every fork of this process copies fewer page-table
+    # entries (``hugepages``).
+    if HUGE_PAGES_TUNABLE in os.environ.get("GLIBC_TUNABLES", ""):
+        from .hugepages import collapse_anonymous_memory
+
+        collapse_anonymous_memory()
     max_jobs = max(1, int(os.environ.get("DOJO_MAX_JOBS") or 1))
     # A pre-started (pooled) container that no job comes for ends by itself.
     idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
