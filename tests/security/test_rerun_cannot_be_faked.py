@@ -86,18 +86,25 @@ def kv_cache_bytes(config, *args, **kwargs):
 """
 
 
+# The rung names no torch, so its re-run gets the lean fork server (a fresh
+# interpreter, ``dojo_harness.lean``); naming numpy gets a forked one.
+SERVERS = {"lean": "", "forked": "\n# numpy: the re-run's server is a fork of the launcher\n"}
+
+
+@pytest.mark.parametrize("server", list(SERVERS))
 @pytest.mark.parametrize("attack", [IN_A_FILE, IN_A_DAEMON], ids=["file", "daemon"])
-def test_state_kept_outside_the_process_is_still_caught(sandbox: Sandbox, attack: str) -> None:
+def test_state_kept_outside_the_process_is_still_caught(sandbox: Sandbox, attack: str, server: str) -> None:
     # The same code passes Run: the visible tests run in one process.
-    graded = sandbox.attack(REFERENCE + textwrap.dedent(attack), mode="submit")
+    graded = sandbox.attack(REFERENCE + textwrap.dedent(attack) + SERVERS[server], mode="submit")
     assert graded.outcome == "failed", graded.describe()
     assert graded.result.state_leaks, graded.describe()
     first = graded.result.tests[0]
     assert first.outcome == "passed" and first.name not in graded.result.state_leaks, graded.describe()
 
 
-def test_a_rerun_that_cannot_finish_fails_the_submit(sandbox: Sandbox) -> None:
-    graded = sandbox.attack(REFERENCE + textwrap.dedent(STALLS_THE_RERUN), mode="submit")
+@pytest.mark.parametrize("server", list(SERVERS))
+def test_a_rerun_that_cannot_finish_fails_the_submit(sandbox: Sandbox, server: str = "lean") -> None:
+    graded = sandbox.attack(REFERENCE + textwrap.dedent(STALLS_THE_RERUN) + SERVERS[server], mode="submit")
     assert graded.outcome == "timeout", graded.describe()
     assert "second check" in graded.result.message, graded.describe()
     assert graded.result.rerun_failure == "timeout", graded.describe()

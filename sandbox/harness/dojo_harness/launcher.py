@@ -12,7 +12,8 @@ over a socketpair that no other process holds:
 - ``start``: start a learner fork server and hand the harness the control
   end of its channel (SCM_RIGHTS);
 - ``reset``: kill every process of the learner uid and delete its files,
-  then start a new fork server, as ``start`` does.
+  then start a new fork server, as ``start`` does; with ``lean`` true, a
+  fresh interpreter without torch (``lean``) instead of a fork of itself.
 
 The harness uid cannot signal root, and neither can the learner; so the
 learner can neither stop a reset nor fake one. Each server gets
@@ -29,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from . import lean
 from .protocol import recv_message, send_message
 from .scrub import live_processes_of, scrub
 
@@ -78,10 +80,34 @@ class Launcher:
 
         main(server_end)
 
-    def start_server(self) -> socket.socket:
+    def _spawn_lean_server(self, server_end: socket.socket) -> int:
+        """Start ``lean.boot`` in a fresh interpreter: no page table of this process is copied."""
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            return os.posix_spawn(
+                sys.executable,
+                lean.command(self.learner_uid, LEARNER_OOM_SCORE_ADJ),
+                self.env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, devnull, 0),
+                    (os.POSIX_SPAWN_DUP2, self.stdout_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, self.stderr_fd, 2),
+                    (os.POSIX_SPAWN_DUP2, server_end.fileno(), lean.CHANNEL_FD),
+                ],
+                setsid=True,
+            )
+        finally:
+            os.close(devnull)
+
+    def start_server(self, lean_server: bool = False) -> socket.socket:
         harness_end, server_end = socket.socketpair()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        if lean_server:
+            pid = self._spawn_lean_server(server_end)
+            server_end.close()
+            self.servers.append(pid)
+            return harness_end
         pid = os.fork()
         if pid == 0:
             try:
@@ -136,7 +162,7 @@ class Launcher:
             if op == "reset" and not self.kill_learner():
                 send_message(self.sock, {"ok": False, "error": "learner processes survived the reset"})
                 continue
-            control = self.start_server()
+            control = self.start_server(lean_server=op == "reset" and request.get("lean") is True)
             send_message(self.sock, {"ok": True})
             socket.send_fds(self.sock, [b"S"], [control.fileno()])
             control.close()
@@ -152,8 +178,8 @@ class LauncherClient:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
 
-    def _request(self, op: str) -> socket.socket:
-        send_message(self.sock, {"op": op})
+    def _request(self, op: str, **fields: object) -> socket.socket:
+        send_message(self.sock, {"op": op, **fields})
         reply = recv_message(self.sock)
         if not reply.get("ok"):
             raise LauncherFailed(str(reply.get("error")))
@@ -165,9 +191,13 @@ class LauncherClient:
     def start(self) -> socket.socket:
         return self._request("start")
 
-    def reset(self) -> socket.socket:
-        """Kill all learner processes, delete their files, start a new server."""
-        return self._request("reset")
+    def reset(self, lean: bool = False) -> socket.socket:
+        """Kill all learner processes, delete their files, start a new server.
+
+        ``lean``: a fresh interpreter without torch (``lean``), for a job
+        that ``lean.lean_enough`` found needs none.
+        """
+        return self._request("reset", lean=lean)
 
 
 def fork_launcher(learner_uid: int, env: dict[str, str], stdout_fd: int, stderr_fd: int, close_in_child: Callable[[], None]) -> LauncherClient:

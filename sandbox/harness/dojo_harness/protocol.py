@@ -14,6 +14,7 @@ import json
 import math
 import socket
 import struct
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -152,11 +153,11 @@ def encode_value(value: Any, on_object: Callable[[Any], dict[str, Any]]) -> Any:
 
 
 def _is_tensor(value: Any) -> bool:
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is always in the image
-        return False
-    return isinstance(value, torch.Tensor)
+    # No tensor exists before torch is imported: never import it here. The
+    # re-run's lean learner process (``lean``) would otherwise pay a whole
+    # torch import (about a second) for the first object it hands back.
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def _as_tensor(value: Any) -> Any:
