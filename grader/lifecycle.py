@@ -240,7 +240,10 @@ def enqueue(kind: JobKind, pk: int, queue: str) -> None:
         app.loader.import_default_modules()
         app.tasks[kind.task].apply_async(args=(pk,), queue=queue)
         return
-    app.send_task(kind.task, args=(pk,), queue=queue)
+    # The row is the result: nobody waits on the task's. Without this, Celery
+    # subscribes to the result channel on every send (and unsubscribes
+    # when the handle is collected): two Redis round trips per job.
+    app.send_task(kind.task, args=(pk,), queue=queue, ignore_result=True)
 
 
 def enqueue_on_commit(kind: JobKind, pk: int, queue: str) -> None:

@@ -33,3 +33,34 @@ def test_eager_mode_runs_the_task_in_process(catalog, learner, monkeypatch, djan
         app.conf.task_always_eager = eager
     assert Submission.objects.get(pk=submission.pk).status == Status.DONE
     assert len(runner.jobs) == 1
+
+
+
+def test_sending_a_job_subscribes_to_no_result(redis_url):
+    """Nobody waits for a task's result (the row is the result): sending a
+    job must not subscribe the sending process to its result channel.
+
+    Celery subscribes to a sent task's result unless told the result is
+    ignored, and unsubscribes when the returned handle is collected: two
+    Redis round trips more on every Run and Submit, for nothing."""
+    import redis
+
+    from config.celery import app
+
+    def subscribes(client: redis.Redis) -> int:
+        return int(client.info("commandstats").get("cmdstat_subscribe", {}).get("calls", 0))
+
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    client = redis.Redis.from_url(redis_url)
+    try:
+        before = subscribes(client)
+        for kind in lifecycle.kinds():
+            lifecycle.enqueue(kind, 10**9, "maintenance")
+        assert subscribes(client) == before
+        # The messages themselves were sent.
+        assert client.llen("maintenance") == len(lifecycle.kinds())
+    finally:
+        app.conf.task_always_eager = eager
+        client.delete("maintenance")
+        client.close()
