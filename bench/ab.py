@@ -46,7 +46,7 @@ def slot_jobs(slot: int) -> list[Any]:
 def runner(image: str, options: dict[str, Any]) -> Any:
     from sandbox.runner import SandboxRunner
 
-    return SandboxRunner(image, pool_size=1, reuse_jobs=25, startup_s=120, **options)
+    return SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, **options)
 
 
 def grade(slot_runner: Any, one_job: Any) -> float:

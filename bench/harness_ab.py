@@ -16,7 +16,7 @@ alike, where rounds of twenty jobs each see the drift as noise. The Docker
 cgroup's CPU counter is read around each job, and a job's ``run`` returns
 only once its container has cleaned up after it (killed and deleted
 everything of the job and checked it), so that counts too. Containers serve
-25 jobs, as the default ``SANDBOX_REUSE_JOBS``: a replacement's start-up
+100 jobs, as the default ``SANDBOX_REUSE_JOBS``: a replacement's start-up
 is counted in the job it overlaps, on both sides alike.
 
 Printed and written to bench/harness-ab-results.json: container CPU
@@ -57,7 +57,7 @@ def interleave(images: dict[str, str], rounds: int) -> dict[str, dict[str, list[
     from sandbox.runner import SandboxRunner
 
     names = list(images)
-    runners = {name: SandboxRunner(image, pool_size=1, reuse_jobs=25, startup_s=120, first_core=0) for name, image in images.items()}
+    runners = {name: SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, first_core=0) for name, image in images.items()}
     found: dict[str, dict[str, list[float]]] = {name: {key: [] for key in ("run_cpu", "submit_cpu", "run_wall", "submit_wall")} for name in names}
     try:
         for slot_runner in runners.values():  # the first job of a runner pays for its engine probe

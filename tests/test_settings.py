@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("DEBUG", "2", lambda: env.env_bool("DEBUG", False)),
         ("GRADER_WORKER_SLOTS", "two", lambda: env.env_int("GRADER_WORKER_SLOTS", 2)),
         ("GRADER_WORKER_SLOTS", "0", lambda: env.env_int("GRADER_WORKER_SLOTS", 2, minimum=1)),
+        ("SANDBOX_REUSE_JOBS", "16001", lambda: env.env_int("SANDBOX_REUSE_JOBS", 100, minimum=1, maximum=16000)),
         ("GRADER_SECONDS_PER_JOB_ESTIMATE", "8s", lambda: env.env_float("GRADER_SECONDS_PER_JOB_ESTIMATE", 8.0)),
         ("GRADER_SECONDS_PER_JOB_ESTIMATE", "nan", lambda: env.env_float("GRADER_SECONDS_PER_JOB_ESTIMATE", 8.0)),
         ("REDIS_URL", "127.0.0.1:6379", lambda: env.env_url("REDIS_URL", "", schemes=("redis",))),
@@ -75,3 +76,16 @@ def test_the_queue_bound_is_measured_unless_fixed():
     out = _start(GRADER_MAX_QUEUED="12")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "12"
+
+
+
+def test_a_container_never_serves_more_jobs_than_it_has_learner_uids():
+    # Job n runs as uid 1000 + 2n: the setting stops where the harness does.
+    sys.path.insert(0, str(ROOT / "sandbox" / "harness"))
+    from dojo_harness import main as harness_main  # type: ignore[import-not-found]
+
+    assert harness_main.learner_uid(harness_main.MAX_JOBS) < 65534
+    out = _start(SANDBOX_REUSE_JOBS=str(harness_main.MAX_JOBS + 1))
+    assert out.returncode != 0
+    assert f"SANDBOX_REUSE_JOBS='{harness_main.MAX_JOBS + 1}'" in out.stderr
+    assert _start(SANDBOX_REUSE_JOBS=str(harness_main.MAX_JOBS)).returncode == 0

@@ -45,7 +45,7 @@ def env_bool(name: str, default: bool) -> bool:
     return _fail(_bad(name, value, "a boolean (true/false, 1/0, yes/no, on/off)"))
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
     value = _raw(name)
     if value is None:
         return default
@@ -55,6 +55,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         return _fail(_bad(name, value, "a whole number"))
     if minimum is not None and number < minimum:
         return _fail(_bad(name, value, f"a whole number >= {minimum}"))
+    if maximum is not None and number > maximum:
+        return _fail(_bad(name, value, f"a whole number <= {maximum}"))
     return number
 
 

@@ -24,8 +24,9 @@ REFERENCE = (KV_DIR / "reference.py").read_text()
 VISIBLE_TESTS = {"test_visible.py": (KV_DIR / "test_visible.py").read_text()}
 HIDDEN_TESTS = {"test_hidden.py": (KV_DIR / "test_hidden.py").read_text()}
 
-# Jobs a pooled container serves before it is replaced, as a worker's default.
-REUSE_JOBS = 25
+# Jobs a pooled container serves before it is replaced, as a worker's default
+# (``SANDBOX_REUSE_JOBS``).
+REUSE_JOBS = 100
 
 # Small limits keep the suite fast; each attack overrides what it probes.
 ATTACK_LIMITS: dict[str, Any] = {"time_s": 8, "memory_mb": 512}
@@ -58,7 +59,7 @@ def host_process_count() -> int:
 
 
 # Job n of a reused container runs learner code as uid 1000 + 2n.
-LEARNER_UIDS = range(1002, 1202, 2)
+LEARNER_UIDS = range(1002, 1000 + 2 * REUSE_JOBS + 2, 2)
 
 
 def stray_learner_processes(learner_uids: range = LEARNER_UIDS) -> list[int]:

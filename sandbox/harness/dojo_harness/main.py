@@ -59,6 +59,8 @@ HARNESS_UID = 1001
 # (never the harness's odd uid), so nothing a job's learner left could be
 # owned by, or signal, the next job's learner.
 LEARNER_UID_BASE = 1000
+# The most jobs one container serves (the host's SANDBOX_REUSE_JOBS is at most this).
+MAX_JOBS = 16000
 WORK = Path("/work")
 TEST_DIR = WORK / "harness" / "tests"
 LEARNER_DIR = WORK / "learner"
@@ -356,7 +358,9 @@ def main() -> int:
         from .hugepages import collapse_anonymous_memory
 
         collapse_anonymous_memory()
-    max_jobs = max(1, int(os.environ.get("DOJO_MAX_JOBS") or 1))
+    # Job n's learner uid is 1000 + 2n: past MAX_JOBS it would reach the
+    # uids the image reserves (65534, nobody).
+    max_jobs = min(MAX_JOBS, max(1, int(os.environ.get("DOJO_MAX_JOBS") or 1)))
     # A pre-started (pooled) container that no job comes for ends by itself.
     idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
     for number in range(1, max_jobs + 1):
