@@ -102,3 +102,29 @@ def test_a_restarted_worker_leaves_another_workers_containers_on_the_same_engine
     finally:
         runner.close()
         subprocess.run(["docker", "rm", "-f", *pool_containers(other)], capture_output=True)
+
+
+def test_one_container_serves_job_after_job_while_the_other_waits_warm(sandbox_image):
+    # Taken in turn, two containers would reach their last job together and
+    # leave the next job to a replacement still importing torch.
+    owner = f"test-pool-{uuid.uuid4().hex[:8]}"
+    runner = SandboxRunner(sandbox_image, pool_size=2, reuse_jobs=3, startup_s=120, pool_owner=owner)
+    try:
+        wait_ready(runner)
+        assert runner.pool is not None
+        served = []
+        for _ in range(2):
+            assert runner.run(JOB).outcome == "passed"
+            wait_ready(runner)  # given back once its harness said it is clean
+            ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label={POOL_LABEL}={owner}"], capture_output=True, text=True, check=True).stdout.split()
+            served.append(sorted(runner.pool.jobs_served(cid) or 0 for cid in ids))
+        # The same container served both jobs; the spare served none.
+        assert served == [[0, 1], [0, 2]], served
+        third = runner.run(JOB)  # the first container's last job: it is removed
+        assert third.outcome == "passed" and third.timings["reused"] is True
+        # The next job takes the spare, warm since the start, not the replacement.
+        fourth = runner.run(JOB)
+        assert fourth.outcome == "passed" and fourth.timings["reused"] is False, fourth.timings
+        assert fourth.timings["harness_ready_s"] < 1.0, fourth.timings
+    finally:
+        runner.close()
