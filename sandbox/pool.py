@@ -8,7 +8,10 @@ its last job left (``dojo_harness.recycle``) serves the next job as warm as
 the first. docs/security.md argues why two learners' jobs stay isolated.
 
 The pool keeps ``size`` such containers for one configuration of limits
-(the default one: most rungs use it), counting those lent to a job. A lent
+(the default one: most rungs use it), counting those lent to a job. It
+lends a new one only once its harness says it is warm (``@@DOJO-READY
+0``), and prefers the one that has served the most jobs, so that the
+others wait warm instead of ageing in step with it. A lent
 container comes back only when its job ended normally (``reusable``), it
 has served fewer than ``max_jobs`` jobs, and its harness said it is clean
 (``@@DOJO-READY``); otherwise it is removed and the pool starts another in
@@ -167,6 +170,7 @@ class ContainerPool:
         max_idle_s: float = 600.0,
         owner: str = "",
         take_wait_s: float = 30.0,
+        warm_wait_s: float = 120.0,
     ) -> None:
         self.limits = limits
         self.key = limits_key(limits)
@@ -174,6 +178,7 @@ class ContainerPool:
         self.max_jobs = max(1, max_jobs)
         self.max_idle_s = max_idle_s
         self.take_wait_s = take_wait_s
+        self.warm_wait_s = warm_wait_s
         self._template = Job(mode="run", source="", tests={}, limits=limits)
         self._options_for = options_for
         self._client_factory = client_factory
@@ -316,6 +321,14 @@ class ContainerPool:
                 try:
                     client = client or self._client_factory()
                     launched = launch(client, self._options(), self.max_jobs)
+                    # Lent only once warm (``@@DOJO-READY 0``: torch and
+                    # pytest imported): a job that finds only a warming one
+                    # waits for it, or for a lent one to come back, whichever
+                    # is first. Lending it at once made a job wait for its
+                    # whole warm-up while a warm one came back (2-9 s).
+                    if not launched.wait_ready(self.warm_wait_s):
+                        launched.discard()
+                        raise docker.errors.DockerException("a pre-started container did not warm up in time")
                 except docker.errors.DockerException as exc:
                     # Docker down or restarting: keep trying, more slowly.
                     log.warning("sandbox pool could not start a container: %s", exc)

@@ -128,3 +128,20 @@ def test_one_container_serves_job_after_job_while_the_other_waits_warm(sandbox_i
         assert fourth.timings["harness_ready_s"] < 1.0, fourth.timings
     finally:
         runner.close()
+
+
+def test_a_pre_started_container_is_lent_only_once_it_is_warm(sandbox_image):
+    # Counted ready as soon as it started, a container made the job that took
+    # it wait for its whole torch import.
+    owner = f"test-pool-{uuid.uuid4().hex[:8]}"
+    runner = SandboxRunner(sandbox_image, pool_size=1, startup_s=120, pool_owner=owner)
+    try:
+        assert runner.pool is not None
+        started = time.monotonic()
+        wait_ready(runner)
+        assert time.monotonic() - started > 1.0  # torch and pytest take seconds to import
+        result = runner.run(JOB)
+        assert result.outcome == "passed" and result.timings["reused"] is False
+        assert result.timings["harness_ready_s"] < 1.0, result.timings
+    finally:
+        runner.close()

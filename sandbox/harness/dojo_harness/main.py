@@ -31,7 +31,8 @@ process**, and between two jobs removes everything the first left
    container but itself and PID 1, deletes every file in the writable
    places, checks that no process, file, IPC object or named socket is
    left, and only then prints ``@@DOJO-READY <n>``; otherwise it exits and
-   the container is thrown away.
+   the container is thrown away. ``@@DOJO-READY 0`` says it is warm, before
+   the first job.
 """
 
 from __future__ import annotations
@@ -363,6 +364,9 @@ def main() -> int:
     max_jobs = min(MAX_JOBS, max(1, int(os.environ.get("DOJO_MAX_JOBS") or 1)))
     # A pre-started (pooled) container that no job comes for ends by itself.
     idle_s = float(os.environ.get("DOJO_IDLE_S") or 0)
+    # Warm: the pool lends this container only from now on (``sandbox.pool``).
+    report_stream.write("@@DOJO-READY 0\n")
+    report_stream.flush()
     for number in range(1, max_jobs + 1):
         # The job process is forked, and forks its launcher and first fork
         # server, before the job arrives: that work is off the learner's wait.
