@@ -22,7 +22,6 @@ THP mode is ``never``, nothing changes.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 MADV_HUGEPAGE = 14
 MADV_COLLAPSE = 25
@@ -50,7 +49,9 @@ def _private_anonymous_ranges(maps_text: str) -> list[tuple[int, int]]:
 def collapse_anonymous_memory() -> int:
     """Ask the kernel to fold this process's anonymous memory into huge pages; the bytes it took."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        # The process's own symbols (libc's among them): find_library would
+        # run ldconfig in a subprocess on every container's start-up.
+        libc = ctypes.CDLL(None, use_errno=True)
         with open("/proc/self/maps") as handle:
             ranges = _private_anonymous_ranges(handle.read())
     except OSError:

@@ -31,17 +31,12 @@ import time
 from collections.abc import Callable
 
 from . import lean
+from .identity import become, set_oom_score_adj
 from .protocol import recv_message, send_message
 from .scrub import live_processes_of, scrub
 
 LEARNER_OOM_SCORE_ADJ = 1000
 RESET_ROUNDS = 20
-
-
-def _become(uid: int) -> None:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
 
 
 class Launcher:
@@ -64,13 +59,9 @@ class Launcher:
         os.closerange(server_end.fileno() + 1, 65536)
         # As root, before the uid changes: the score (and, with SYS_RESOURCE,
         # its floor) sticks.
-        try:
-            with open("/proc/self/oom_score_adj", "w") as handle:
-                handle.write(str(LEARNER_OOM_SCORE_ADJ))
-        except OSError:
-            pass
+        set_oom_score_adj(LEARNER_OOM_SCORE_ADJ)
         os.setsid()
-        _become(self.learner_uid)
+        become(self.learner_uid)
         os.environ.clear()
         os.environ.update(self.env)
         sys.dont_write_bytecode = True
@@ -105,16 +96,14 @@ class Launcher:
             stream.flush()
         if lean_server:
             pid = self._spawn_lean_server(server_end)
-            server_end.close()
-            self.servers.append(pid)
-            return harness_end
-        pid = os.fork()
-        if pid == 0:
-            try:
-                harness_end.close()
-                self._become_server(server_end)
-            finally:
-                os._exit(0)
+        else:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    harness_end.close()
+                    self._become_server(server_end)
+                finally:
+                    os._exit(0)
         server_end.close()
         self.servers.append(pid)
         return harness_end
@@ -134,7 +123,7 @@ class Launcher:
             pid = os.fork()
             if pid == 0:
                 try:
-                    _become(self.learner_uid)
+                    become(self.learner_uid)
                     scrub()
                 finally:
                     os._exit(0)

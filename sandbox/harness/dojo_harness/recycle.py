@@ -37,6 +37,7 @@ import os
 import time
 from pathlib import Path
 
+from .identity import become
 from .scrub import kill_others_of_this_uid, live_processes_of, remove_entry
 
 WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work"))
@@ -46,12 +47,6 @@ KILL_ROUNDS = 50
 # before it deletes their files anyway (a process stuck in the kernel); the
 # master's next round, and the second deletion, see to the rest.
 DEATH_WAIT_S = 1.0
-
-
-def _become(uid: int) -> None:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
 
 
 def _live_processes() -> list[int]:
@@ -85,7 +80,7 @@ def _as(uid: int, work: object) -> None:
     pid = os.fork()
     if pid == 0:
         try:
-            _become(uid)
+            become(uid)
             work()  # type: ignore[operator]
         finally:
             os._exit(0)
