@@ -23,10 +23,10 @@ from .protocol import (
     MAX_MESSAGE_BYTES,
     MAX_REQUEST_BYTES,
     ChannelClosed,
+    FrameReader,
     ProtocolError,
     decode_value,
     encode_value,
-    recv_message,
     send_message,
 )
 from .scrub import scrub
@@ -61,6 +61,7 @@ def _exception_info(exc: BaseException) -> dict[str, Any]:
 class _Session:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.reader = FrameReader(sock, MAX_REQUEST_BYTES)
         self.handles: dict[int, Any] = {}
         self.module = types.ModuleType("solution")
 
@@ -89,7 +90,7 @@ class _Session:
 
     def serve(self) -> None:
         while True:
-            message = recv_message(self.sock, MAX_REQUEST_BYTES)
+            message = self.reader.message()
             op = message.get("op")
             call_id = message.get("id")
             if op == "end":
@@ -132,7 +133,7 @@ def _flush() -> None:
 
 def _run_child(sock: socket.socket) -> None:
     session = _Session(sock)
-    message = recv_message(sock, MAX_REQUEST_BYTES)
+    message = session.reader.message()
     if message.get("op") != "load":
         return
     try:

@@ -40,11 +40,67 @@ class ChannelClosed(ProtocolError):
     """The other side closed the channel (its process ended)."""
 
 
-def send_message(sock: socket.socket, message: dict[str, Any], limit: int = MAX_REQUEST_BYTES) -> None:
+def encode_frame(message: dict[str, Any], limit: int = MAX_REQUEST_BYTES) -> bytes:
+    """One message as a frame: its length, then its JSON."""
     data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
     if len(data) > limit:
         raise ProtocolError(f"message of {len(data)} bytes exceeds the {limit}-byte channel limit")
-    sock.sendall(_HEADER.pack(len(data)) + data)
+    return _HEADER.pack(len(data)) + data
+
+
+def send_message(sock: socket.socket, message: dict[str, Any], limit: int = MAX_REQUEST_BYTES) -> None:
+    sock.sendall(encode_frame(message, limit))
+
+
+class FrameReader:
+    """The frames arriving on one socket, taken in with as few ``recv`` calls as
+    the data allows: a small message (almost every call's) in one, where
+    reading its length and then its body took two.
+
+    Reads never go past what the socket has (a recv returns what is there),
+    and the buffer holds at most one frame of ``limit`` bytes and the chunk
+    that completed it. A frame whose length says more than ``limit`` is
+    refused before any of its body is read.
+    """
+
+    CHUNK = 1 << 16
+
+    def __init__(self, sock: socket.socket, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self.sock = sock
+        self.limit = limit
+        self.buffer = bytearray()
+
+    def _wanted(self) -> int:
+        """Bytes still missing from the frame being read (0: a whole frame is here)."""
+        if len(self.buffer) < _HEADER.size:
+            return _HEADER.size - len(self.buffer)
+        (size,) = _HEADER.unpack_from(self.buffer)
+        if size > self.limit:
+            raise ProtocolError(f"message of {size} bytes exceeds the {self.limit}-byte channel limit")
+        return max(0, _HEADER.size + size - len(self.buffer))
+
+    def next_frame(self) -> bytes | None:
+        """The body of the next whole frame already read, or None."""
+        if self._wanted():
+            return None
+        (size,) = _HEADER.unpack_from(self.buffer)
+        end = _HEADER.size + size
+        body = bytes(self.buffer[_HEADER.size : end])
+        del self.buffer[:end]
+        return body
+
+    def fill(self) -> None:
+        """One ``recv`` (it blocks, or raises BlockingIOError, as the socket is set)."""
+        chunk = self.sock.recv(max(self.CHUNK, min(self._wanted(), 1 << 20)))
+        if not chunk:
+            raise ChannelClosed("channel closed")
+        self.buffer += chunk
+
+    def message(self) -> dict[str, Any]:
+        """The next message, reading until it is whole (a blocking socket)."""
+        while (body := self.next_frame()) is None:
+            self.fill()
+        return parse_message(body)
 
 
 def _recv_exactly(sock: socket.socket, size: int) -> bytes:

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from .protocol import ChannelClosed, ProtocolError, decode_value, encode_value, recv_message, send_message
+from .protocol import ChannelClosed, FrameReader, ProtocolError, decode_value, encode_frame, encode_value, parse_message, recv_message
 
 
 class JobTimeout(Exception):
@@ -141,26 +141,35 @@ class Channel:
             raise ServerDied(None) from exc
         finally:
             learner_end.close()
+        # Never blocks: every wait is a select with the job's deadline, so a
+        # send or a read costs one system call, not a timeout set and a poll
+        # before each.
+        harness_end.setblocking(False)
         return harness_end
 
     def send(self, sock: socket.socket, message: dict[str, Any]) -> None:
-        sock.settimeout(self._remaining())
-        try:
-            send_message(sock, message)
-        except TimeoutError as exc:
-            raise JobTimeout() from exc
-        except OSError as exc:
-            raise LearnerDied(None) from exc
+        """Send on a session socket (non-blocking), waiting while the learner does not read."""
+        data = memoryview(encode_frame(message))
+        while data:
+            try:
+                data = data[sock.send(data) :]
+            except BlockingIOError:
+                self._wait([], [sock])
+            except OSError as exc:
+                raise LearnerDied(None) from exc
 
-    def _wait_readable(self, socks: list[socket.socket]) -> list[socket.socket]:
+    def _wait(self, readers: list[socket.socket], writers: list[socket.socket]) -> list[socket.socket]:
         # Wait in short slices so an output flood ends the wait at once.
         while True:
             remaining = self._remaining()
             if self.abort is not None and self.abort.is_set():
                 raise OutputFlood()
-            readable, _, _ = select.select(socks, [], [], min(remaining, 0.1))
-            if readable:
+            readable, writable, _ = select.select(readers, writers, [], min(remaining, 0.1))
+            if readable or writable:
                 return readable
+
+    def _wait_readable(self, socks: list[socket.socket]) -> list[socket.socket]:
+        return self._wait(socks, [])
 
     def _control_message(self) -> int | None:
         """Read the server's next report: the exit code of the session's child."""
@@ -181,20 +190,23 @@ class Channel:
         self._wait_readable([self.control])
         return self._control_message()
 
-    def recv(self, sock: socket.socket) -> dict[str, Any]:
+    def recv(self, reader: FrameReader) -> dict[str, Any]:
         """The next message on a session socket; LearnerDied once its child ended."""
-        readable = self._wait_readable([sock, self.control])
-        # The session first: a child may answer, then end (a failed import).
-        if sock not in readable:
-            raise LearnerDied(self._control_message())
-        sock.settimeout(self._remaining())
+        sock = reader.sock
         try:
-            message = recv_message(sock)
-        except TimeoutError as exc:
-            raise JobTimeout() from exc
-        except (ChannelClosed, OSError) as exc:
-            # The child (or everything holding its socket) ended: the server says how.
-            raise LearnerDied(self.wait_exit()) from exc
+            while (body := reader.next_frame()) is None:
+                readable = self._wait_readable([sock, self.control])
+                # The session first: a child may answer, then end (a failed import).
+                if sock not in readable:
+                    raise LearnerDied(self._control_message())
+                try:
+                    reader.fill()
+                except BlockingIOError:
+                    continue
+                except (ChannelClosed, OSError) as exc:
+                    # The child (or everything holding its socket) ended: the server says how.
+                    raise LearnerDied(self.wait_exit()) from exc
+            message = parse_message(body)
         except ProtocolError as exc:
             raise ChannelBroken(str(exc)) from exc
         if "op" in message:
@@ -215,6 +227,7 @@ class LearnerSession:
         self.ended = False
         self._callables: set[tuple[int | None, str]] = set()
         self.sock = channel.open_session()
+        self.reader = FrameReader(self.sock)
         try:
             channel.send(self.sock, {"op": "load", "source": source})
             reply = self._reply(None)
@@ -236,7 +249,7 @@ class LearnerSession:
     def _reply(self, call_id: int | None) -> dict[str, Any]:
         while True:
             try:
-                message = self.channel.recv(self.sock)
+                message = self.channel.recv(self.reader)
             except LearnerDied:
                 self._close()
                 raise
