@@ -40,11 +40,15 @@ class ChannelClosed(ProtocolError):
     """The other side closed the channel (its process ended)."""
 
 
+def _check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise ProtocolError(f"message of {size} bytes exceeds the {limit}-byte channel limit")
+
+
 def encode_frame(message: dict[str, Any], limit: int = MAX_REQUEST_BYTES) -> bytes:
     """One message as a frame: its length, then its JSON."""
     data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    if len(data) > limit:
-        raise ProtocolError(f"message of {len(data)} bytes exceeds the {limit}-byte channel limit")
+    _check_size(len(data), limit)
     return _HEADER.pack(len(data)) + data
 
 
@@ -75,8 +79,7 @@ class FrameReader:
         if len(self.buffer) < _HEADER.size:
             return _HEADER.size - len(self.buffer)
         (size,) = _HEADER.unpack_from(self.buffer)
-        if size > self.limit:
-            raise ProtocolError(f"message of {size} bytes exceeds the {self.limit}-byte channel limit")
+        _check_size(size, self.limit)
         return max(0, _HEADER.size + size - len(self.buffer))
 
     def next_frame(self) -> bytes | None:
@@ -114,11 +117,13 @@ def _recv_exactly(sock: socket.socket, size: int) -> bytes:
 
 
 def recv_message(sock: socket.socket, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
-    """One frame. ``limit`` is the learner's reply cap by default; the learner's
-    side reads the harness's requests with ``MAX_REQUEST_BYTES``."""
+    """One frame, read exactly: nothing past it is taken off the socket.
+
+    For channels read one message at a time with no reader kept between
+    them (the control channels of the launcher and the fork server); a
+    session's many calls go through a ``FrameReader``."""
     (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
-    if size > limit:
-        raise ProtocolError(f"message of {size} bytes exceeds the {limit}-byte channel limit")
+    _check_size(size, limit)
     return parse_message(_recv_exactly(sock, size))
 
 
