@@ -31,12 +31,18 @@ Celery worker, a fresh SQLite database; ports 8200 and 6396), then measures:
   job ran two full collections of torch's objects at its end (the
   unraisable-exception plugin), most of a floor job's time: a floor
   slower than the sandbox's own pytest, and a ratio that flattered it.
+- **contract floor**: the floor's jobs again, but each Submit then runs its
+  hidden tests a second time, each in a child forked from the warm worker
+  (``bench/fork_each.py``; its heap in huge pages, as the harness's master
+  has it), as the grading contract does (``contract_floor_jobs_per_min``).
+  The floor over it is what the contract costs with no isolation at all;
+  ``burst_vs_contract_floor`` is what isolation and the stack cost on top.
 
 It prints a table with the ratios, the load average beside each phase
 (other work on the machine moves every figure), a PASS/FAIL line per target
 of issue 15, and writes bench/results.json. Knobs: BENCH_RUNS (30),
 BENCH_THINK_S (3), BENCH_BURST_LEARNERS (20, five jobs each),
-BENCH_FLOOR_S (20, seconds of the throughput floor), BENCH_RUNTIMES (1; 0
+BENCH_FLOOR_S (20, seconds of each throughput floor), BENCH_RUNTIMES (1; 0
 skips the runc/runsc comparison).
 """
 
@@ -66,9 +72,11 @@ from urllib3.util.retry import Retry
 
 from bench import stack as stack_mod
 from bench.cpu_split import CpuSampler
+from bench.fork_each import ForkEachTest
 from bench.polling import next_poll_s
 from bench.runtimes import measure_runtimes
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
+from sandbox.container import HUGE_PAGES_TUNABLE
 
 RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs"
 RESULTS_PATH = REPO_ROOT / "bench" / "results.json"
@@ -86,6 +94,10 @@ TARGET_SUBMIT_P50_S = 1.0
 def burst_kind(learner: int, rung: int) -> str:
     """Half the burst's jobs are Runs, half Submits, spread over learners and rungs."""
     return "submit" if (learner + rung) % 2 else "run"
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return round(numerator / denominator, 3) if denominator else 0.0
 
 
 def load_average() -> float:
@@ -201,28 +213,39 @@ def measure_naive(image: str, runs: int) -> list[float]:
 
 
 @contextlib.contextmanager
-def _harness_pytest() -> Iterator[None]:
-    """pytest as the harness runs it: no third-party plugins (this virtualenv
-    has several, the image none), and ``grading`` and ``dojo_harness`` importable."""
-    before = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    sys.path.insert(0, str(HARNESS_DIR))
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """These environment variables set inside the block, then as they were."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _harness_pytest() -> Iterator[None]:
+    """pytest as the harness runs it: no third-party plugins (this virtualenv
+    has several, the image none), and ``grading`` and ``dojo_harness`` importable."""
+    sys.path.insert(0, str(HARNESS_DIR))
+    try:
+        with _environment({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}):
+            yield
+    finally:
         sys.path.remove(str(HARNESS_DIR))
-        if before is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = before
 
 
-def _floor_pytest(work: Path) -> int:
+def _floor_pytest(work: Path, plugins: list[object] | None = None) -> int:
     """One floor job's pytest, the harness's plugins left out; the learner's module is imported in-process."""
     import pytest
     from dojo_harness.plugin import skipped_plugin_args  # type: ignore[import-not-found]
 
-    return int(pytest.main(["-q", *skipped_plugin_args(), "--import-mode=importlib", "--rootdir", str(work), "-c", os.devnull, str(work)], plugins=[]))
+    args = ["-q", *skipped_plugin_args(), "--import-mode=importlib", "--rootdir", str(work), "-c", os.devnull, str(work)]
+    return int(pytest.main(args, plugins=list(plugins or [])))
 
 
 def _freeze_warm_heap() -> None:
@@ -259,7 +282,9 @@ def _rung_dir(slug: str) -> Path:
     return next(RUNGS_DIR.glob(f"*-{slug}"))
 
 
-def _floor_job(slug: str, kind: str) -> None:
+def _floor_job(slug: str, kind: str, contract: bool = False) -> None:
+    """One job of the floor. ``contract``: a Submit then runs its tests again,
+    each in a child forked from this warm process, as the grading contract does."""
     work = _naive_dir(_rung_dir(slug), kind)
     for name in ("solution", "conftest", "test_visible", "test_hidden", "reference"):
         sys.modules.pop(name, None)
@@ -267,13 +292,20 @@ def _floor_job(slug: str, kind: str) -> None:
     # The hidden tests ``import reference``, as the harness lets them.
     sys.path.insert(0, str(work))
     code = _floor_pytest(work)
+    rerun_passed = True
+    if code == 0 and contract and kind == "submit":
+        for name in ("solution", "conftest", "test_hidden"):
+            sys.modules.pop(name, None)
+        fork_each = ForkEachTest()
+        code = _floor_pytest(work, plugins=[fork_each])
+        rerun_passed = fork_each.all_passed()
     sys.path.remove(str(work))
     shutil.rmtree(work, ignore_errors=True)
-    if code != 0:
+    if code != 0 or not rerun_passed:
         raise SystemExit(f"floor job {slug}/{kind} failed")
 
 
-def _floor_worker(seconds: float, jobs: list[tuple[str, str]], ready: Any, go: Any, counter: Any) -> None:
+def _floor_worker(seconds: float, jobs: list[tuple[str, str]], contract: bool, ready: Any, go: Any, counter: Any) -> None:
     """In its own process (spawned: torch's thread pools do not survive a fork):
     warm up on every job once, then grade jobs one after another for ``seconds``.
 
@@ -288,28 +320,39 @@ def _floor_worker(seconds: float, jobs: list[tuple[str, str]], ready: Any, go: A
 
     with _harness_pytest():
         for slug, kind in jobs:
-            _floor_job(slug, kind)
+            _floor_job(slug, kind, contract)
         _freeze_warm_heap()
+        if contract:
+            # As the harness's job master does before its first fork.
+            from dojo_harness.hugepages import collapse_anonymous_memory  # type: ignore[import-not-found]
+
+            collapse_anonymous_memory()
         ready.release()
         go.wait()
         done = 0
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            _floor_job(*jobs[done % len(jobs)])
+            _floor_job(*jobs[done % len(jobs)], contract)
             done += 1
     with counter.get_lock():
         counter.value += done
 
 
-def measure_floor_throughput(seconds: float) -> dict[str, Any]:
-    """The burst's jobs (Run and Submit mixed) in warm pytest processes, one per core, no isolation."""
+def measure_floor_throughput(seconds: float, contract: bool = False) -> dict[str, Any]:
+    """The burst's jobs (Run and Submit mixed) in warm pytest processes, one per core, no isolation.
+
+    ``contract``: each Submit also runs its tests again, one fork each (``contract_floor_*``).
+    """
     jobs = [(slug, burst_kind(learner, index)) for learner in range(2) for index, slug in enumerate(BURST_RUNGS)]
     context = multiprocessing.get_context("spawn")
     counter, ready, go = context.Value("i", 0), context.Semaphore(0), context.Event()
     cores = os.cpu_count() or 1
-    workers = [context.Process(target=_floor_worker, args=(seconds, jobs, ready, go, counter)) for _ in range(cores)]
-    for worker in workers:
-        worker.start()
+    workers = [context.Process(target=_floor_worker, args=(seconds, jobs, contract, ready, go, counter)) for _ in range(cores)]
+    # The contract floor forks per test: its heap in huge pages, as the
+    # harness's is, or each fork and exit costs it 12.7 ms instead of 3.9 here.
+    with _environment({"GLIBC_TUNABLES": HUGE_PAGES_TUNABLE} if contract else {}):
+        for worker in workers:
+            worker.start()
     for _ in workers:
         ready.acquire()
     started = time.perf_counter()
@@ -319,7 +362,8 @@ def measure_floor_throughput(seconds: float) -> dict[str, Any]:
     elapsed = time.perf_counter() - started
     if any(worker.exitcode for worker in workers):
         raise RuntimeError("a floor worker failed")
-    return {"floor_jobs": counter.value, "floor_cores": cores, "floor_jobs_per_min": round(counter.value / elapsed * 60, 1), "floor_load": load_average()}
+    prefix = "contract_floor" if contract else "floor"
+    return {f"{prefix}_jobs": counter.value, f"{prefix}_cores": cores, f"{prefix}_jobs_per_min": round(counter.value / elapsed * 60, 1), f"{prefix}_load": load_average()}
 
 
 def measure_sandbox_alone(image: str) -> dict[str, Any]:
@@ -506,6 +550,8 @@ def run_bench() -> int:
         "load_before": load_average(),
     }  # fmt: skip
     results.update(measure_floor_throughput(floor_s))
+    _log("the contract floor: the same jobs, each Submit's tests run again one fork each")
+    results.update(measure_floor_throughput(floor_s, contract=True))
     _log("the burst's jobs straight through the sandbox runner, two pinned slots")
     results.update(measure_sandbox_alone(image))
     _log(f"naive p50 {statistics.median(naive):.3f} s, floor p50 {statistics.median(floor):.3f} s, floor {results['floor_jobs_per_min']} jobs/min")
@@ -565,6 +611,11 @@ def run_bench() -> int:
     # Where the gap is: the sandbox's own (floor -> sandbox alone) and the stack's (-> burst).
     results["sandbox_vs_floor"] = round(results["sandbox_jobs_per_min"] / results["floor_jobs_per_min"], 3) if results["floor_jobs_per_min"] else 0.0
     results["burst_vs_sandbox"] = round(results["burst_per_min"] / results["sandbox_jobs_per_min"], 3) if results["sandbox_jobs_per_min"] else 0.0
+    # How much of the gap is the grading contract itself (a Submit's tests twice,
+    # the second time one fresh process each), with no isolation at all.
+    results["contract_floor_vs_floor"] = _ratio(results["contract_floor_jobs_per_min"], results["floor_jobs_per_min"])
+    results["sandbox_vs_contract_floor"] = _ratio(results["sandbox_jobs_per_min"], results["contract_floor_jobs_per_min"])
+    results["burst_vs_contract_floor"] = _ratio(results["burst_per_min"], results["contract_floor_jobs_per_min"])
     verdicts = _verdicts(results)
     results["verdicts"] = verdicts
     results["result"] = "PASS" if all(verdicts.values()) else "FAIL"
@@ -581,6 +632,8 @@ def run_bench() -> int:
         ("burst: time, per minute, p95 wait", f"{results['burst_time_s']} s, {results['burst_per_min']}/min, {results['burst_p95_wait_s']} s   (load {results['burst_load']})"),
         ("burst: state polls (pages following their jobs)", f"{results['burst_state_polls']} ({results['burst_state_polls'] / max(1, results['burst_total']):.1f} per job)"),
         ("burst / floor", f"{results['burst_vs_floor']:.2f}"),
+        ("contract floor (the floor, each Submit re-run one fork per test)", f"{results['contract_floor_jobs_per_min']}/min   (load {results['contract_floor_load']})"),
+        ("contract floor / floor; sandbox alone, burst / contract floor", f"{results['contract_floor_vs_floor']:.2f}; {results['sandbox_vs_contract_floor']:.2f}, {results['burst_vs_contract_floor']:.2f}"),
         (
             "sandbox alone (runner, 2 pinned slots, no web/queue/DB)",
             f"{results['sandbox_jobs_per_min']}/min, {results['sandbox_cpu_s_per_job']} container CPU-s per job   (load {results['sandbox_load']})",

@@ -58,3 +58,58 @@ def test_the_floor_leaves_out_what_the_harness_leaves_out(monkeypatch: pytest.Mo
     left_out = {args[i + 1].removeprefix("no:") for i, arg in enumerate(args) if arg == "-p"}
     assert left_out == set(SKIPPED_PLUGINS)
     assert "unraisableexception" in left_out
+
+
+def _fork_each(tmp_path: Path, tests: str) -> tuple[Any, int]:
+    from bench.fork_each import ForkEachTest
+
+    # A module name of its own: pytest keeps imported test modules in sys.modules.
+    (tmp_path / f"test_children_{tmp_path.name}.py").write_text(tests)
+    plugin = ForkEachTest()
+    args = ["-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)]
+    with bench._harness_pytest():
+        code = pytest.main(args, plugins=[plugin])
+    return plugin, int(code)
+
+
+def test_the_contract_floor_runs_each_test_in_a_child_of_its_own(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    body = f"    (pathlib.Path({str(pids)!r}) / str(os.getpid())).touch()\n"
+    plugin, code = _fork_each(tmp_path, "import os\nimport pathlib\n\n" + "".join(f"def test_{n}():\n{body}\n" for n in range(3)))
+    assert code == 0
+    assert plugin.outcomes == {"test_0": "passed", "test_1": "passed", "test_2": "passed"}
+    assert plugin.all_passed()
+    children = {int(path.name) for path in pids.iterdir()}
+    assert len(children) == 3 and os.getpid() not in children
+
+
+def test_the_contract_floor_hears_a_failure_or_a_dead_child(tmp_path: Path) -> None:
+    plugin, _ = _fork_each(
+        tmp_path,
+        "import os\n\ndef test_fails():\n    assert 1 == 2\n\ndef test_dies():\n    os._exit(3)\n\ndef test_passes():\n    pass\n",
+    )
+    assert plugin.outcomes == {"test_fails": "failed", "test_dies": "error", "test_passes": "passed"}
+    assert not plugin.all_passed()
+
+
+def test_a_contract_floor_submit_runs_every_hidden_test_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.fork_each import ForkEachTest
+
+    seen: list[ForkEachTest] = []
+
+    class Watched(ForkEachTest):
+        def __init__(self) -> None:
+            super().__init__()
+            seen.append(self)
+
+    monkeypatch.setattr(bench, "ForkEachTest", Watched)
+    with bench._harness_pytest():
+        bench._floor_job("kv-cache-size", "run", contract=True)
+        assert seen == []  # a Run's grading has no re-run
+        bench._floor_job("kv-cache-size", "submit", contract=True)  # SystemExit if a test failed
+    (rerun,) = seen
+    hidden = (bench._rung_dir("kv-cache-size") / "test_hidden.py").read_text()
+    names = {line.split("(")[0].removeprefix("def ") for line in hidden.splitlines() if line.startswith("def test_")}
+    assert set(rerun.outcomes) == names and len(names) >= 10
+    assert rerun.all_passed()
