@@ -254,6 +254,15 @@ def _freeze_warm_heap() -> None:
     gc.freeze()
 
 
+JOB_MODULES = ("solution", "conftest", "test_visible", "test_hidden")
+
+
+def _forget_job_modules(*names: str) -> None:
+    """A job's pytest imports its files afresh, not the last job's (or pass's) modules."""
+    for name in (*JOB_MODULES, *names):
+        sys.modules.pop(name, None)
+
+
 def measure_floor(runs: int) -> list[float]:
     """pytest on the same files in this warm interpreter: no isolation at all."""
     import torch  # noqa: F401  (warm)
@@ -263,8 +272,7 @@ def measure_floor(runs: int) -> list[float]:
         for n in range(runs + 2):
             rung = list(RUNGS.values())[n % len(RUNGS)]
             work = _naive_dir(rung, "run")
-            for name in ("solution", "conftest", "test_visible", "test_hidden"):
-                sys.modules.pop(name, None)
+            _forget_job_modules()
             started = time.perf_counter()
             code = _floor_pytest(work)
             elapsed = time.perf_counter() - started
@@ -286,16 +294,14 @@ def _floor_job(slug: str, kind: str, contract: bool = False) -> None:
     """One job of the floor. ``contract``: a Submit then runs its tests again,
     each in a child forked from this warm process, as the grading contract does."""
     work = _naive_dir(_rung_dir(slug), kind)
-    for name in ("solution", "conftest", "test_visible", "test_hidden", "reference"):
-        sys.modules.pop(name, None)
+    _forget_job_modules("reference")
     shutil.copy(_rung_dir(slug) / "reference.py", work / "reference.py")
     # The hidden tests ``import reference``, as the harness lets them.
     sys.path.insert(0, str(work))
     code = _floor_pytest(work)
     rerun_passed = True
     if code == 0 and contract and kind == "submit":
-        for name in ("solution", "conftest", "test_hidden"):
-            sys.modules.pop(name, None)
+        _forget_job_modules()
         fork_each = ForkEachTest()
         code = _floor_pytest(work, plugins=[fork_each])
         rerun_passed = fork_each.all_passed()
@@ -607,10 +613,10 @@ def run_bench() -> int:
     )
     results["ratio_run_vs_naive"] = round(results["run_p50_s"] / results["naive_p50_s"], 3)
     results["ratio_run_vs_floor"] = round(results["run_p50_s"] / results["floor_p50_s"], 3)
-    results["burst_vs_floor"] = round(results["burst_per_min"] / results["floor_jobs_per_min"], 3) if results["floor_jobs_per_min"] else 0.0
+    results["burst_vs_floor"] = _ratio(results["burst_per_min"], results["floor_jobs_per_min"])
     # Where the gap is: the sandbox's own (floor -> sandbox alone) and the stack's (-> burst).
-    results["sandbox_vs_floor"] = round(results["sandbox_jobs_per_min"] / results["floor_jobs_per_min"], 3) if results["floor_jobs_per_min"] else 0.0
-    results["burst_vs_sandbox"] = round(results["burst_per_min"] / results["sandbox_jobs_per_min"], 3) if results["sandbox_jobs_per_min"] else 0.0
+    results["sandbox_vs_floor"] = _ratio(results["sandbox_jobs_per_min"], results["floor_jobs_per_min"])
+    results["burst_vs_sandbox"] = _ratio(results["burst_per_min"], results["sandbox_jobs_per_min"])
     # How much of the gap is the grading contract itself (a Submit's tests twice,
     # the second time one fresh process each), with no isolation at all.
     results["contract_floor_vs_floor"] = _ratio(results["contract_floor_jobs_per_min"], results["floor_jobs_per_min"])
