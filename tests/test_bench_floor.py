@@ -66,10 +66,9 @@ def _fork_each(tmp_path: Path, tests: str) -> tuple[Any, int]:
     # A module name of its own: pytest keeps imported test modules in sys.modules.
     (tmp_path / f"test_children_{tmp_path.name}.py").write_text(tests)
     plugin = ForkEachTest()
-    args = ["-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)]
-    with bench._harness_pytest():
-        code = pytest.main(args, plugins=[plugin])
-    return plugin, int(code)
+    with bench._harness_pytest():  # the contract floor's own pytest invocation
+        code = bench._floor_pytest(tmp_path, plugins=[plugin])
+    return plugin, code
 
 
 def test_the_contract_floor_runs_each_test_in_a_child_of_its_own(tmp_path: Path) -> None:
