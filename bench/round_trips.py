@@ -13,12 +13,19 @@ is, under runc and under gVisor (runsc, when Docker has it), it measures:
   through the harness's own ``LearnerSession`` and the learner's own
   ``_Session.serve``, framing, encoding and waiting included.
 
+- **bare_mb** and **tensors**: the same for a large call, as the
+  speculative-decoding rung's large-vocabulary tests make one: 40 MiB of
+  float16 probabilities ([128, 3, 32768] and [128, 2, 32768]) sent to the
+  learner's process and a small answer back. The baseline writes the same
+  number of raw bytes over a socketpair and reads one byte back.
+
 It prints microseconds per call and call / bare for each runtime, and
 writes bench/round-trips-results.json. A hidden test that drives a
 learner's object through thousands of calls (the paged-attention rung's
 generated call sequences make about 2,200, twice in a Submit) pays this
-per call. Knobs: ROUND_TRIPS_CALLS (5000), ROUND_TRIPS_CORE (1),
-ROUND_TRIPS_IMAGE (another sandbox image to measure, e.g. an older build).
+per call. Knobs: ROUND_TRIPS_CALLS (5000), ROUND_TRIPS_BIG_CALLS (8),
+ROUND_TRIPS_CORE (1), ROUND_TRIPS_IMAGE (another sandbox image to measure,
+e.g. an older build).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import json, os, socket, sys, time
 sys.path.insert(0, "/opt/harness")
 from dojo_harness import learner, proxy
 
-calls = int(sys.argv[1])
+calls, big_calls = int(sys.argv[1]), int(sys.argv[2])
 SOURCE = '''
 class Counter:
     def __init__(self):
@@ -47,6 +54,9 @@ class Counter:
     def step(self, k):
         self.n += k
         return self.n
+
+def rows(p, q):
+    return [p.shape[0], q.shape[0]]
 '''
 
 
@@ -71,28 +81,56 @@ def bare(n):
     return elapsed / n
 
 
-def call(n):
+def bare_bytes(n, size):
+    a, b = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        a.close()
+        while True:
+            got = 0
+            while got < size:
+                data = b.recv(1 << 20)
+                if not data:
+                    os._exit(0)
+                got += len(data)
+            b.send(b"x")
+    b.close()
+    payload = bytes(size)
+    started = time.perf_counter()
+    for _ in range(n):
+        a.sendall(payload); a.recv(64)
+    elapsed = time.perf_counter() - started
+    a.close(); os.waitpid(pid, 0)
+    return elapsed / n
+
+
+def session():
     harness, other = socket.socketpair()
     control, _server_end = socket.socketpair()
     pid = os.fork()
     if pid == 0:
         harness.close()
-        session = learner._Session(other)
-        session.load(SOURCE)
+        served = learner._Session(other)
+        served.load(SOURCE)
         try:
-            session.serve()
+            served.serve()
         except Exception:
             pass
         os._exit(0)
     other.close()
     # A session as ``LearnerSession`` opens one, without a fork server in between.
-    session = object.__new__(proxy.LearnerSession)
-    session.channel = proxy.Channel(control, deadline=time.monotonic() + 600)
-    session.ended, session._callables, session.sock = False, set(), harness
+    opened = object.__new__(proxy.LearnerSession)
+    opened.channel = proxy.Channel(control, deadline=time.monotonic() + 600)
+    opened.ended, opened._callables, opened.sock = False, set(), harness
     if hasattr(proxy, "FrameReader"):  # since 2026-12-02; an older image (ROUND_TRIPS_IMAGE) has none
         harness.setblocking(False)
-        session.reader = proxy.FrameReader(harness)
-    counter = proxy.SolutionProxy(session).Counter()
+        opened.reader = proxy.FrameReader(harness)
+    return proxy.SolutionProxy(opened), harness, pid, control, _server_end
+
+
+def call(n):
+    solution, harness, pid, *_ = session()
+    counter = solution.Counter()
     for _ in range(200):
         counter.step(1)
     started = time.perf_counter()
@@ -104,7 +142,27 @@ def call(n):
     return elapsed / n
 
 
-print(json.dumps({"bare_us": round(bare(calls) * 1e6, 1), "call_us": round(call(calls) * 1e6, 1)}))
+def tensors(n):
+    solution, harness, pid, *_ = session()
+    p = torch.rand(128, 3, 32768).half()
+    q = torch.rand(128, 2, 32768).half()
+    assert solution.rows(p, q) == [128, 128]
+    started = time.perf_counter()
+    for _ in range(n):
+        solution.rows(p, q)
+    elapsed = time.perf_counter() - started
+    harness.close()
+    os.waitpid(pid, 0)
+    return elapsed / n, p.numel() * 2 + q.numel() * 2
+
+
+import torch
+torch.set_num_threads(1)
+tensor_s, size = tensors(big_calls)
+print(json.dumps({
+    "bare_us": round(bare(calls) * 1e6, 1), "call_us": round(call(calls) * 1e6, 1),
+    "mib": round(size / 2**20, 1), "bare_mb_ms": round(bare_bytes(big_calls, size) * 1e3, 1), "tensors_ms": round(tensor_s * 1e3, 1),
+}))
 """
 
 
@@ -113,10 +171,10 @@ def runtimes() -> list[str]:
     return ["runc", *(["runsc"] if "runsc" in json.loads(info or "{}") else [])]
 
 
-def measure(image: str, runtime: str, calls: int, core: int) -> dict[str, float]:
+def measure(image: str, runtime: str, calls: int, big_calls: int, core: int) -> dict[str, float]:
     command = [
-        "docker", "run", "--rm", "--network", "none", "--runtime", runtime, f"--cpuset-cpus={core}",
-        "--entrypoint", "/opt/venv/bin/python", image, "-c", PROBE, str(calls),
+        "docker", "run", "--rm", "--network", "none", "--runtime", runtime, f"--cpuset-cpus={core}", "--memory", "2g",
+        "--entrypoint", "/opt/venv/bin/python", image, "-c", PROBE, str(calls), str(big_calls),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
@@ -131,14 +189,24 @@ def main() -> int:
 
     image = os.environ.get("ROUND_TRIPS_IMAGE") or ensure_image("cpu")
     calls = int(os.environ.get("ROUND_TRIPS_CALLS", 5000))
+    big_calls = int(os.environ.get("ROUND_TRIPS_BIG_CALLS", 8))
     core = int(os.environ.get("ROUND_TRIPS_CORE", 1)) % (os.cpu_count() or 1)
-    results: dict[str, Any] = {"image": image, "calls": calls, "core": core}
+    results: dict[str, Any] = {"image": image, "calls": calls, "big_calls": big_calls, "core": core}
     for runtime in runtimes():
-        found = measure(image, runtime, calls, core)
+        found = measure(image, runtime, calls, big_calls, core)
         results[f"{runtime}_bare_us"] = found["bare_us"]
         results[f"{runtime}_call_us"] = found["call_us"]
         results[f"{runtime}_call_vs_bare"] = round(found["call_us"] / found["bare_us"], 2)
         print(f"  {runtime:6s} bare round trip {found['bare_us']:7.1f} us   call {found['call_us']:7.1f} us   call/bare {results[f'{runtime}_call_vs_bare']:.2f}", flush=True)
+        results["tensor_mib"] = found["mib"]
+        results[f"{runtime}_bare_mb_ms"] = found["bare_mb_ms"]
+        results[f"{runtime}_tensors_ms"] = found["tensors_ms"]
+        results[f"{runtime}_tensors_vs_bare"] = round(found["tensors_ms"] / found["bare_mb_ms"], 2)
+        print(
+            f"  {runtime:6s} {found['mib']} MiB of raw bytes {found['bare_mb_ms']:7.1f} ms   as tensors in a call {found['tensors_ms']:7.1f} ms   "
+            f"tensors/bare {results[f'{runtime}_tensors_vs_bare']:.2f}",
+            flush=True,
+        )
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"  written to bench/{RESULTS.name}")
     return 0
