@@ -61,6 +61,14 @@ def test_a_cold_start_works_when_the_pool_is_empty_or_the_limits_differ(pooled):
     assert result.outcome == "passed" and result.timings["warm"] is False
 
 
+def test_a_rung_that_prefers_a_gpu_takes_a_warm_container_where_there_is_none(pooled):
+    # On a CPU worker it runs as any other rung (its GPU-only tests skip): no reason to start cold.
+    wait_ready(pooled)
+    prefers = Job(mode="run", source=JOB.source, tests=JOB.tests, limits=Limits(time_s=20, gpu=True))
+    result = pooled.run(prefers)
+    assert result.outcome == "passed" and result.timings["warm"] is True
+
+
 def test_the_pool_recovers_when_its_containers_die(pooled):
     wait_ready(pooled)
     (warm,) = pool_containers()
