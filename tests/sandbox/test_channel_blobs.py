@@ -4,14 +4,18 @@ What the harness sends (a test's inputs) must arrive bit for bit, whatever
 the dtype and shape. What the learner's process sends back is hostile: a
 blob reference that points out of order, twice at the same bytes, past the
 frame or leaves bytes unread is a ProtocolError, so no reply can make the
-harness rebuild more bytes than the reply carried.
+harness rebuild more bytes than the reply carried. A large frame is read
+straight into a buffer of its size, never past its end.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import socket
 import struct
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sandbox" / "harnes
 from dojo_harness.protocol import (  # type: ignore[import-not-found]
     BLOB_SEPARATOR,
     MAX_MESSAGE_BYTES,
+    FrameReader,
     ProtocolError,
     decode_value,
     encode_frame,
@@ -160,3 +165,38 @@ def test_a_reply_that_names_its_bytes_in_order_decodes() -> None:
 def test_the_blob_region_counts_against_the_frame_limit() -> None:
     with pytest.raises(ProtocolError, match="exceeds"):
         encode_frame({"value": encode_value(torch.zeros(1 << 20, dtype=torch.uint8), _refuse)}, limit=1 << 20)
+
+
+def test_a_large_frame_is_read_in_place_and_the_frames_after_it_are_intact() -> None:
+    big = torch.arange(3 * 2**20, dtype=torch.int32)  # 12 MiB: read straight into one buffer of its size
+    frames = [
+        encode_frame({"id": 1, "value": "before"}),
+        encode_frame({"id": 2, "value": encode_value(big, _refuse)}),
+        encode_frame({"id": 3, "value": "after"}),
+    ]
+    stream = b"".join(frames)
+    cuts = sorted(random.Random(5).sample(range(1, len(stream)), 400))
+    harness, learner = socket.socketpair()
+
+    def send() -> None:
+        # In pieces of every size, as a socket delivers them.
+        for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+            learner.sendall(stream[start:end])
+
+    sender = threading.Thread(target=send, daemon=True)
+    with harness, learner:
+        sender.start()
+        reader = FrameReader(harness)
+        first, second, third = (reader.message() for _ in range(3))
+        sender.join(10)
+    assert (first["value"], third["value"]) == ("before", "after")
+    assert torch.equal(decode_value(second["value"], _refuse_tags), big)
+
+
+def test_a_large_frame_over_the_limit_is_refused_before_its_body_is_read() -> None:
+    frame = encode_frame({"value": encode_value(torch.zeros(2**20, dtype=torch.uint8), _refuse)})
+    harness, learner = socket.socketpair()
+    with harness, learner:
+        learner.sendall(frame[:70_000])
+        with pytest.raises(ProtocolError, match="exceeds"):
+            FrameReader(harness, limit=2**19).message()
