@@ -154,12 +154,12 @@ class FrameReader:
         if not chunk:
             raise ChannelClosed("channel closed")
         self.buffer += chunk
-        wanted = self._wanted()
-        if wanted > self.CHUNK:
+        if self._wanted() > self.CHUNK:
             # Everything after the header belongs to this frame (more of it is missing).
-            self._body = bytearray(len(self.buffer) - _HEADER.size + wanted)
-            self._body[: len(self.buffer) - _HEADER.size] = self.buffer[_HEADER.size :]
+            (size,) = _HEADER.unpack_from(self.buffer)
+            self._body = bytearray(size)
             self._filled = len(self.buffer) - _HEADER.size
+            self._body[: self._filled] = memoryview(self.buffer)[_HEADER.size :]
             self.buffer = bytearray()
 
     def message(self) -> dict[str, Any]:
