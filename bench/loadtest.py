@@ -517,7 +517,8 @@ def print_report(report: dict[str, Any]) -> None:
     by_minute = latency.get("by_minute", {})
     if by_minute:
         print("\n  per minute (p50 / p95 ms):  " + "  ".join(f"{group:>22}" for group in ("pages", "json api", "log in")))
-        for minute, groups in by_minute.items():
+        # The counts file's keys are strings, sorted as text ("10" before "2").
+        for minute, groups in sorted(by_minute.items(), key=lambda item: int(item[0])):
             cells = []
             for group in ("pages", "json api", "log in"):
                 figures = groups.get(group)
