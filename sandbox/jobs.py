@@ -91,6 +91,10 @@ class JobResult:
     # Set when a Submit's isolated re-run failed: "timeout", "error" or
     # "incomplete" (RERUN_FAILURES); the outcome is then the re-run's.
     rerun_failure: str = ""
+    # How many tests of a Submit's re-run were replayed to a fresh process
+    # (their first run's calls, the same replies) or made no call to replay;
+    # the others ran again for real (docs/security.md).
+    rerun_replayed: int = 0
     # Where it ran (``sandbox.report.parse_machine``): device, torch, cuda,
     # python and image as short text, and ``gpu`` (a GPU was visible).
     machine: dict[str, Any] = field(default_factory=dict)

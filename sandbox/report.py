@@ -151,5 +151,6 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         # Unknown means "assume it did": the safe side for what a learner sees.
         hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),
         rerun_failure=rerun if isinstance(rerun := report.get("rerun_failure"), str) and rerun in RERUN_FAILURES else "",
+        rerun_replayed=min(replayed, len(tests)) if type(replayed := report.get("rerun_replayed")) is int and replayed > 0 else 0,
         machine=parse_machine(report.get("machine")),
     )

@@ -51,6 +51,7 @@ reports = st.fixed_dictionaries(
         "hidden_calls": json_values,
         "error_code": json_values,
         "rerun_failure": st.sampled_from(["timeout", "error", "incomplete", "bogus", ""]) | json_values,
+        "rerun_replayed": st.integers(-5, 10**6) | json_values,
     },
 )
 
@@ -75,6 +76,7 @@ def _check(result: JobResult) -> None:
         _storable(name, MAX_TEST_NAME)
     assert result.peak_memory_bytes is None or result.peak_memory_bytes >= 0
     assert result.rerun_failure in ("", "timeout", "error", "incomplete")
+    assert type(result.rerun_replayed) is int and 0 <= result.rerun_replayed <= len(result.tests)
 
 
 @settings(max_examples=300, deadline=None)
@@ -129,3 +131,11 @@ def test_hidden_calls_are_assumed_unless_the_report_says_none() -> None:
     assert parse_report({"outcome": "error", "hidden_calls": 0}).hidden_calls_made is False
     for calls in (1, None, "0", True, False, 0.0, -1):
         assert parse_report({"outcome": "error", "hidden_calls": calls}).hidden_calls_made is True
+
+
+def test_the_replayed_count_is_a_count_of_the_reports_tests() -> None:
+    tests = [{"name": f"t{n}", "outcome": "passed"} for n in range(3)]
+    assert parse_report({"outcome": "passed", "tests": tests, "rerun_replayed": 2}).rerun_replayed == 2
+    assert parse_report({"outcome": "passed", "tests": tests, "rerun_replayed": 10**12}).rerun_replayed == 3
+    for junk in (True, -1, 2.0, "2", None, [2]):
+        assert parse_report({"outcome": "passed", "tests": tests, "rerun_replayed": junk}).rerun_replayed == 0

@@ -464,7 +464,9 @@ def _grade(
     from .lean import lean_enough
     from .plugin import HarnessPlugin, RunState, TestRecord, all_passed, not_failed, run_tests
     from .proxy import Channel, ServerDied
+    from .replay import merge_states, replay_tests
     from .rerun import RerunVerdict, judge_rerun
+    from .tape import Recorder
 
     run_started = time.monotonic()
     emitter.emit("started", setup_s=round(run_started - started, 3))
@@ -492,10 +494,13 @@ def _grade(
             state.learner_died = ServerDied(None)
 
     channel = Channel(control, deadline=run_started + time_s, abort=flood)
-    shared = run_tests(str(TEST_DIR), HarnessPlugin(channel, source, fresh=False, stop=stop, on_test=on_test))
+    # A Submit's first run tapes each test's calls; its re-run replays them.
+    recorder = Recorder() if payload.get("isolate") else None
+    shared = run_tests(str(TEST_DIR), HarnessPlugin(channel, source, fresh=False, stop=stop, on_test=on_test, recorder=recorder))
     check_server(shared, channel)
     calls = channel.calls
     rerun: RerunVerdict | None = None
+    replayed = 0
     fatal = shared.timed_out or flood.is_set() or shared.learner_died is not None or shared.import_error is not None
     if payload.get("isolate") and not fatal and not shared.collect_errors:
         # Re-run every test in a fresh learner process, with its own budget,
@@ -513,7 +518,16 @@ def _grade(
         # of CPU instead of 3.5 (``lean``).
         lean = lean_enough(source, [*dict(payload["tests"]).values(), str(payload.get("reference") or "")])
         fresh_channel = Channel(launcher.reset(lean=lean), deadline=time.monotonic() + time_s, abort=flood)
-        fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=failed))
+        if failed is None and recorder is not None:
+            # A passing first run: each taped test is replayed to a fresh
+            # process; the rest, and any whose replay differs, run for real.
+            fresh, real_only = replay_tests(fresh_channel, source, recorder, shared, stop)
+            replayed = len(fresh.tests)
+            if real_only and not fresh.timed_out and not flood.is_set():
+                real = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=real_only))
+                fresh = merge_states(fresh, real)
+        else:
+            fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=failed))
         check_server(fresh, fresh_channel)
         calls += fresh_channel.calls
         rerun = judge_rerun(shared, fresh, time_s, only=failed)
@@ -564,4 +578,5 @@ def _grade(
         "run_s": round(run_s, 3),
         "hidden_calls": calls,
         "rerun_failure": rerun.failure if rerun is not None and outcome == rerun.outcome else "",
+        "rerun_replayed": replayed,
     }

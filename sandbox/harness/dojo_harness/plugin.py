@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from .proxy import Channel, ChannelBroken, JobTimeout, LearnerDied, LearnerSession, OutputFlood, SolutionImportError, SolutionProxy
+from .tape import Recorder
 
 MAX_MESSAGE = 4000
 # A test that skips itself (a GPU-only check where the sandbox has no GPU) does
@@ -68,6 +69,7 @@ class HarnessPlugin:
     ``fresh=True`` gives every test its own learner process (used to detect
     state kept between tests); otherwise one process serves the whole run.
     ``only``: run just the tests of these names (the others are deselected).
+    ``recorder`` (a Submit's first run): tape each test's calls for the re-run.
     """
 
     def __init__(
@@ -79,8 +81,10 @@ class HarnessPlugin:
         stop: Callable[[], str | None],
         on_test: Callable[[TestRecord], None] | None = None,
         only: frozenset[str] | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.only = only
+        self.recorder = recorder
         self.channel = channel
         self.source = source
         self.fresh = fresh
@@ -91,7 +95,7 @@ class HarnessPlugin:
 
     def _open(self) -> LearnerSession:
         try:
-            return LearnerSession(self.channel, self.source)
+            return LearnerSession(self.channel, self.source, None if self.fresh else self.recorder)
         except SolutionImportError as exc:
             self.state.import_error = str(exc)
             raise
@@ -100,7 +104,7 @@ class HarnessPlugin:
             raise
 
     @pytest.fixture
-    def solution(self) -> Iterator[SolutionProxy]:
+    def solution(self, request: pytest.FixtureRequest) -> Iterator[SolutionProxy]:
         if self.state.import_error is not None:
             raise SolutionImportError({"traceback": self.state.import_error})
         if self.fresh:
@@ -112,7 +116,17 @@ class HarnessPlugin:
             return
         if self._shared is None or self._shared.ended:
             self._shared = self._open()
-        yield SolutionProxy(self._shared)
+        if self.recorder is None:
+            yield SolutionProxy(self._shared)
+            return
+        # Each test looks its functions up anew, as it would in a fresh process:
+        # its tape then holds every request a fresh process would be sent.
+        self._shared.forget_callables()
+        self.recorder.start(request.node.name, self._shared.load_digest)
+        try:
+            yield SolutionProxy(self._shared)
+        finally:
+            self.recorder.stop()
 
     def close(self) -> None:
         if self._shared is not None:

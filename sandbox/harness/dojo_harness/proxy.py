@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from .protocol import ChannelClosed, FrameReader, ProtocolError, decode_value, encode_frame, encode_value, parse_message, recv_message
+from .tape import Recorder, load_digest
 
 
 class JobTimeout(Exception):
@@ -149,7 +150,11 @@ class Channel:
 
     def send(self, sock: socket.socket, message: dict[str, Any]) -> None:
         """Send on a session socket (non-blocking), waiting while the learner does not read."""
-        data = memoryview(encode_frame(message))
+        self.send_frame(sock, encode_frame(message))
+
+    def send_frame(self, sock: socket.socket, frame: bytes) -> None:
+        """Send an encoded frame on a session socket (see ``send``)."""
+        data = memoryview(frame)
         while data:
             try:
                 data = data[sock.send(data) :]
@@ -192,6 +197,10 @@ class Channel:
 
     def recv(self, reader: FrameReader) -> dict[str, Any]:
         """The next message on a session socket; LearnerDied once its child ended."""
+        return self.recv_with_body(reader)[1]
+
+    def recv_with_body(self, reader: FrameReader) -> tuple[bytes | bytearray, dict[str, Any]]:
+        """``recv``, and the frame's body as it came (for the re-run's digests)."""
         sock = reader.sock
         try:
             while (body := reader.next_frame()) is None:
@@ -211,7 +220,7 @@ class Channel:
             raise ChannelBroken(str(exc)) from exc
         if "op" in message:
             raise ChannelBroken(f"a frame claiming to be {str(message.get('op'))[:40]!r} came from your code")
-        return message
+        return body, message
 
     def server_alive(self) -> bool:
         """False when the server has closed the control channel or sent something unasked."""
@@ -220,20 +229,26 @@ class Channel:
 
 
 class LearnerSession:
-    """One forked learner child holding one import of the solution."""
+    """One forked learner child holding one import of the solution.
 
-    def __init__(self, channel: Channel, source: str) -> None:
+    ``recorder`` (a Submit's first run): every call of a test is taped, with
+    a digest of its reply, for the re-run to replay (``replay``).
+    """
+
+    def __init__(self, channel: Channel, source: str, recorder: Recorder | None = None) -> None:
         self.channel = channel
+        self.recorder = recorder
         self.ended = False
         self._callables: set[tuple[int | None, str]] = set()
         self.sock = channel.open_session()
         self.reader = FrameReader(self.sock)
         try:
             channel.send(self.sock, {"op": "load", "source": source})
-            reply = self._reply(None)
+            body, reply = self._reply_with_body(None)
         except LearnerDied:
             self._close()
             raise
+        self.load_digest = load_digest(body)
         if not reply.get("ok"):
             self._expect_exit()
             raise SolutionImportError(dict(reply.get("exc") or {}))
@@ -247,15 +262,26 @@ class LearnerSession:
         self.channel.wait_exit()
 
     def _reply(self, call_id: int | None) -> dict[str, Any]:
+        return self._reply_with_body(call_id)[1]
+
+    def _reply_with_body(self, call_id: int | None) -> tuple[bytes | bytearray, dict[str, Any]]:
         while True:
             try:
-                message = self.channel.recv(self.reader)
+                body, message = self.channel.recv_with_body(self.reader)
             except LearnerDied:
                 self._close()
                 raise
             if call_id is None or message.get("id") == call_id:
-                return message
+                return body, message
             # A stale reply: ignore it and keep waiting for ours.
+
+    def exchange(self, frame: bytes, call_id: int) -> tuple[bytes | bytearray, dict[str, Any]]:
+        """Send an encoded request and return its reply, body and message (the re-run's replay)."""
+        if self.ended:
+            raise LearnerDied(None)
+        self.channel.calls += 1
+        self.channel.send_frame(self.sock, frame)
+        return self._reply_with_body(call_id)
 
     def _decode(self, data: Any) -> Any:
         def on_tag(tag: dict[str, Any]) -> Any:
@@ -268,9 +294,10 @@ class LearnerSession:
         except ProtocolError as exc:
             raise InvalidReturn(f"your code returned a value that cannot be graded ({exc})") from exc
 
-    def _encode(self, value: Any) -> Any:
+    def _encode(self, value: Any, refs: list[int]) -> Any:
         def on_object(obj: Any) -> dict[str, Any]:
             if isinstance(obj, RemoteObject) and obj._session is self:
+                refs.append(obj._handle_id)
                 return {"__t": "ref", "id": obj._handle_id}
             raise TypeError(f"cannot pass {type(obj).__name__} to the solution")
 
@@ -281,19 +308,27 @@ class LearnerSession:
             raise LearnerDied(None)
         call_id = self.channel.next_id()
         message: dict[str, Any] = {"op": op, "id": call_id, "target": target, "attr": attr}
+        refs: list[int] = [] if target is None else [target]
         if op == "call":
-            message["args"] = self._encode(list(args))
-            message["kwargs"] = self._encode(dict(kwargs or {}))
+            message["args"] = self._encode(list(args), refs)
+            message["kwargs"] = self._encode(dict(kwargs or {}), refs)
+        frame = encode_frame(message)
         # From here on, whatever the learner's code does may depend on the tests.
         self.channel.calls += 1
-        self.channel.send(self.sock, message)
-        reply = self._reply(call_id)
+        self.channel.send_frame(self.sock, frame)
+        body, reply = self._reply_with_body(call_id)
+        if self.recorder is not None:
+            self.recorder.note(frame, call_id, refs, body, reply)
         if not reply.get("ok"):
             raise _rebuild_exception(dict(reply.get("exc") or {}))
         return reply
 
     def call(self, target: int | None, attr: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._decode(self.request("call", target, attr, args, kwargs).get("value"))
+
+    def forget_callables(self) -> None:
+        """Ask again whether an attribute is callable (each test does, when taped)."""
+        self._callables.clear()
 
     def getattr(self, target: int | None, attr: str) -> Any:
         # A callable is looked up again by name at each call (in the learner's
