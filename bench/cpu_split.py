@@ -73,6 +73,14 @@ def _group_of(cmdline: str) -> str:
     return OTHER
 
 
+def stat_cpu_s(stat: str) -> float:
+    """CPU seconds from a /proc/<pid>/stat line: utime and stime, fields 14
+    and 15 of the whole line (a child's time is counted as its own while it
+    lives, and kept once it is gone)."""
+    fields = stat.rsplit(")", 1)[-1].split()
+    return sum(int(value) for value in fields[11:13]) / CLOCK_TICKS
+
+
 def _processes() -> dict[int, tuple[str, float]]:
     """pid -> (group, CPU seconds incl. reaped children) of every host process outside a container."""
     found: dict[int, tuple[str, float]] = {}
@@ -90,11 +98,7 @@ def _processes() -> dict[int, tuple[str, float]]:
                 cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        # utime and stime, fields 14 and 15 of the whole line (a child's time
-        # is counted as its own while it lives, and kept once it is gone).
-        cpu = sum(int(value) for value in fields[11:13]) / CLOCK_TICKS
-        found[int(entry.name)] = (_group_of(cmdline or stat), cpu)
+        found[int(entry.name)] = (_group_of(cmdline or stat), stat_cpu_s(stat))
     return found
 
 

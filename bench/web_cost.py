@@ -34,8 +34,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.cpu_split import stat_cpu_s
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -49,10 +50,9 @@ def tree_cpu_s(pid: int) -> float:
     for each in (pid, *children):
         try:
             with open(f"/proc/{each}/stat", encoding="ascii", errors="replace") as handle:
-                fields = handle.read().rsplit(")", 1)[-1].split()
+                total += stat_cpu_s(handle.read())
         except OSError:
             continue
-        total += sum(int(value) for value in fields[11:13]) / CLOCK_TICKS
     return total
 
 
