@@ -90,11 +90,9 @@ def summarize(found: dict[str, dict[str, list[float]]], first: str, second: str)
     return summary
 
 
-def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    rev = sys.argv[1]
+def images_for(rev: str, label: str) -> tuple[str, str, str] | None:
+    """(short commit, image of the harness at ``rev``, image of this checkout), built if
+    missing; None, said on stderr, when the two harnesses are the same."""
     sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "platform")]
     from sandbox.build import ensure_image
 
@@ -103,16 +101,32 @@ def main() -> int:
         earlier_image = ensure_image(harness_dir=harness_at(rev, Path(folder)))
     this_image = ensure_image()
     if earlier_image == this_image:
-        print(f"[harness-ab] the harness at {rev} is this checkout's: nothing to compare", file=sys.stderr)
+        print(f"[{label}] the harness at {rev} is this checkout's: nothing to compare", file=sys.stderr)
+        return None
+    return commit, earlier_image, this_image
+
+
+def write_results(results: dict[str, Any], path: Path) -> None:
+    """Print ``results``, one per line, and write them to ``path`` as JSON."""
+    for key, value in results.items():
+        print(f"  {key.ljust(44)} {value}")
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"  written to {path.relative_to(REPO_ROOT)}")
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
         return 2
+    found_images = images_for(sys.argv[1], "harness-ab")
+    if found_images is None:
+        return 2
+    commit, earlier_image, this_image = found_images
     rounds = int(os.environ.get("BENCH_HARNESS_AB_ROUNDS", "5"))
     found = interleave({"this": this_image, "earlier": earlier_image}, rounds)
     results: dict[str, Any] = {"earlier_rev": commit, "earlier_image": earlier_image, "this_image": this_image, "rounds": rounds}
     results.update(summarize(found, "this", "earlier"))
-    for key, value in results.items():
-        print(f"  {key.ljust(40)} {value}")
-    RESULTS_PATH.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"  written to {RESULTS_PATH.relative_to(REPO_ROOT)}")
+    write_results(results, RESULTS_PATH)
     return 0
 
 

@@ -502,13 +502,14 @@ def _grade(
     rerun: RerunVerdict | None = None
     replayed = 0
     fatal = shared.timed_out or flood.is_set() or shared.learner_died is not None or shared.import_error is not None
-    if payload.get("isolate") and not fatal and not shared.collect_errors:
+    if recorder is not None and not fatal and not shared.collect_errors:
         # Re-run every test in a fresh learner process, with its own budget,
         # after killing everything the first run left and under a new fork
         # server on a new channel: a test whose result changes depends on
         # state kept between calls.
         # When the first run failed, the grade is settled: only its failed
-        # tests run again, to say which of them pass on their own.
+        # tests run again, to say which of them pass on their own; a failed
+        # test whose replay answers the same fails on its own too.
         failed = frozenset(name for name, record in shared.tests.items() if not not_failed(record.outcome)) or None
         # The host shows every test of the first run before this phase's wait.
         emitter.emit("rerun")
@@ -518,16 +519,14 @@ def _grade(
         # of CPU instead of 3.5 (``lean``).
         lean = lean_enough(source, [*dict(payload["tests"]).values(), str(payload.get("reference") or "")])
         fresh_channel = Channel(launcher.reset(lean=lean), deadline=time.monotonic() + time_s, abort=flood)
-        if failed is None and recorder is not None:
-            # A passing first run: each taped test is replayed to a fresh
-            # process; the rest, and any whose replay differs, run for real.
-            fresh, real_only = replay_tests(fresh_channel, source, recorder, shared, stop)
-            replayed = len(fresh.tests)
-            if real_only and not fresh.timed_out and not flood.is_set():
-                real = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=real_only))
-                fresh = merge_states(fresh, real)
-        else:
-            fresh = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=failed))
+        # Each test's tape is replayed to a fresh process (a failed run's
+        # failed tests only); the rest, and any whose replay differs, run
+        # for real.
+        fresh, real_only = replay_tests(fresh_channel, source, recorder, shared, stop, only=failed)
+        replayed = len(fresh.tests)
+        if real_only and not fresh.timed_out and not flood.is_set():
+            real = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=real_only))
+            fresh = merge_states(fresh, real)
         check_server(fresh, fresh_channel)
         calls += fresh_channel.calls
         rerun = judge_rerun(shared, fresh, time_s, only=failed)

@@ -1,4 +1,4 @@
-"""The re-run of a passing Submit, by replay: each test's calls again, each test in a fresh process.
+"""The re-run of a Submit, by replay: each test's calls again, each test in a fresh process.
 
 For each test the first run taped (``tape``), a fresh learner process loads
 the code and is sent the test's requests, as they were sent the first time;
@@ -6,8 +6,10 @@ its replies must be the same, byte for byte (handle ids renumbered). Then
 the first run's execution of that test is one the test could have had in a
 fresh process, and its outcome stands for the re-run. A test whose replay
 differs, fails, or cannot be replayed runs again for real, as before replay
-existed. docs/security.md ("The re-run replays each test") gives the whole
-argument.
+existed. A failed Submit's re-run replays only its failed tests: one that
+replays the same fails on its own too, and only one that differs runs for
+real, to say whether it passes alone. docs/security.md ("The re-run replays
+each test") gives the whole argument.
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ def replay_tape(channel: Channel, source: str, tape: Tape) -> bool:
         session.end()
 
 
-def replay_tests(channel: Channel, source: str, recorder: Recorder, shared: RunState, stop: Callable[[], str | None]) -> tuple[RunState, frozenset[str]]:
-    """Replay the taped tests of ``shared``; the state of those that matched, and the names to run for real.
+def replay_tests(
+    channel: Channel, source: str, recorder: Recorder, shared: RunState, stop: Callable[[], str | None], only: frozenset[str] | None = None
+) -> tuple[RunState, frozenset[str]]:
+    """Replay the taped tests of ``shared`` (those named in ``only``, if given);
+    the state of those that matched, and the names to run for real.
 
     After the first replay that differs, no other test is replayed: code
     whose answers change from process to process (it keeps state, or reads
@@ -64,6 +69,8 @@ def replay_tests(channel: Channel, source: str, recorder: Recorder, shared: RunS
     rest: set[str] = set()
     differed = False
     for name, record in sorted(shared.tests.items(), key=lambda item: item[1].order):
+        if only is not None and name not in only:
+            continue
         if stop() is not None:
             break
         if recorder.untouched(name):

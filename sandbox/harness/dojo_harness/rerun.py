@@ -9,6 +9,7 @@ When the first run already failed, the Submit fails whatever the re-run
 finds: then only the failed tests run again, each on its own, to tell the
 learner which of them pass alone (state kept between calls). That halves
 the cost of a failing Submit, the common kind, and cannot change its grade.
+Those tests are replayed first (``replay``), as a passing Submit's are.
 """
 
 from __future__ import annotations
