@@ -26,9 +26,10 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections import Counter
 from typing import Any
 
-from bench.harness_ab import REPO_ROOT, images_for, write_results
+from bench.harness_ab import REPO_ROOT, images_for, side_runners, write_results
 
 RESULTS_PATH = REPO_ROOT / "bench" / "failing-submits-ab-results.json"
 RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier"
@@ -58,10 +59,9 @@ def interleave(images: dict[str, str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Each failing Submit once per side, the sides taking turns job by job."""
     from bench.ab import wait_warm
     from bench.cpu_split import _docker_ns
-    from sandbox.runner import SandboxRunner
 
     names = list(images)
-    runners = {name: SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, first_core=0) for name, image in images.items()}
+    runners = side_runners(images)
     found: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in names}
     try:
         jobs = failing_jobs()
@@ -89,7 +89,7 @@ def summarize(found: dict[str, dict[str, dict[str, Any]]], first: str, second: s
     differ = [key for key in keys if found[first][key]["grade"] != found[second][key]["grade"]]
     summary: dict[str, Any] = {
         "jobs": len(keys),
-        "outcomes": _count(found[first]),
+        "outcomes": dict(Counter(entry["grade"]["outcome"] for entry in found[first].values())),
         "same_grade_on_both_sides": not differ,
         "grades_that_differ": differ,
         f"{first}_replayed_tests": sum(found[first][key]["replayed"] for key in keys),
@@ -110,18 +110,8 @@ def summarize(found: dict[str, dict[str, dict[str, Any]]], first: str, second: s
     return summary
 
 
-def _count(side: dict[str, dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for entry in side.values():
-        counts[entry["grade"]["outcome"]] = counts.get(entry["grade"]["outcome"], 0) + 1
-    return counts
-
-
 def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    found_images = images_for(sys.argv[1], "failing-submits-ab")
+    found_images = images_for(sys.argv, __doc__, "failing-submits-ab")
     if found_images is None:
         return 2
     commit, earlier_image, this_image = found_images

@@ -49,15 +49,21 @@ def harness_at(rev: str, into: Path) -> Path:
     return into / "sandbox" / "harness"
 
 
+def side_runners(images: dict[str, str]) -> dict[str, Any]:
+    """One runner per side, configured alike: one warm container serving up to 100 jobs, pinned to core 0."""
+    from sandbox.runner import SandboxRunner
+
+    return {name: SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, first_core=0) for name, image in images.items()}
+
+
 def interleave(images: dict[str, str], rounds: int) -> dict[str, dict[str, list[float]]]:
     """Container CPU and wall seconds of each job, per side and kind, the sides taking turns job by job."""
     from bench.ab import grade, job, slot_jobs, wait_warm
     from bench.bench import BURST_RUNGS
     from bench.cpu_split import _docker_ns
-    from sandbox.runner import SandboxRunner
 
     names = list(images)
-    runners = {name: SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, first_core=0) for name, image in images.items()}
+    runners = side_runners(images)
     found: dict[str, dict[str, list[float]]] = {name: {key: [] for key in ("run_cpu", "submit_cpu", "run_wall", "submit_wall")} for name in names}
     try:
         for slot_runner in runners.values():  # the first job of a runner pays for its engine probe
@@ -90,9 +96,14 @@ def summarize(found: dict[str, dict[str, list[float]]], first: str, second: str)
     return summary
 
 
-def images_for(rev: str, label: str) -> tuple[str, str, str] | None:
-    """(short commit, image of the harness at ``rev``, image of this checkout), built if
-    missing; None, said on stderr, when the two harnesses are the same."""
+def images_for(argv: list[str], usage: str | None, label: str) -> tuple[str, str, str] | None:
+    """From ``argv`` (the program and REV): (short commit, image of the harness at REV,
+    image of this checkout), built if missing; None, said on stderr, for a wrong
+    command line or when the two harnesses are the same."""
+    if len(argv) != 2:
+        print(usage, file=sys.stderr)
+        return None
+    rev = argv[1]
     sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "platform")]
     from sandbox.build import ensure_image
 
@@ -115,10 +126,7 @@ def write_results(results: dict[str, Any], path: Path) -> None:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    found_images = images_for(sys.argv[1], "harness-ab")
+    found_images = images_for(sys.argv, __doc__, "harness-ab")
     if found_images is None:
         return 2
     commit, earlier_image, this_image = found_images
