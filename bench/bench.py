@@ -62,7 +62,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -213,10 +213,14 @@ def measure_naive(image: str, runs: int) -> list[float]:
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """These environment variables set inside the block, then as they were."""
+def _environment(values: Mapping[str, str | None]) -> Iterator[None]:
+    """These environment variables set (None: unset) inside the block, then as they were."""
     before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         yield
     finally:
@@ -230,10 +234,12 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 @contextlib.contextmanager
 def _harness_pytest() -> Iterator[None]:
     """pytest as the harness runs it: no third-party plugins (this virtualenv
-    has several, the image none), and ``grading`` and ``dojo_harness`` importable."""
+    has several, the image none), none of the caller's PYTEST_ADDOPTS (they
+    name options of plugins left out), and ``grading`` and ``dojo_harness``
+    importable."""
     sys.path.insert(0, str(HARNESS_DIR))
     try:
-        with _environment({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}):
+        with _environment({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": None}):
             yield
     finally:
         sys.path.remove(str(HARNESS_DIR))

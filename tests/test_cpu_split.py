@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 
+import pytest
+
 from bench.cpu_split import GROUPS, CpuSampler
+
+# In make test's engine process (scripts/test.sh), one test at a time with
+# the stack tests, whose web hosts run as "gunicorn" too.
+pytestmark = pytest.mark.machine
 
 
 def test_a_busy_process_shows_up_in_its_group_and_the_shares_add_up() -> None:
@@ -26,10 +33,15 @@ def test_a_busy_process_shows_up_in_its_group_and_the_shares_add_up() -> None:
     # kept after it ended), and nothing else runs as "gunicorn" here.
     assert 1.4 <= used[2]["web (gunicorn)"] <= 1.7, used
     assert "web (gunicorn)" in {group for group, _ in GROUPS}
-    # It was most of what the machine did in the window, and the shares add
-    # up to the whole (to rounding) even when the groups' ticks, read apart
-    # from the machine's, count a little more than its busy time.
-    assert split["web (gunicorn)"] >= 0.3, split
+    # Its share is of the machine's busy time, which is at most what every
+    # core could do in the window: so it is at least its part of that (the
+    # rest of the machine may be busy, e.g. make test's other process). The
+    # shares add up to the whole (to rounding) even when the groups' ticks,
+    # read apart from the machine's, count a little more than its busy time.
+    elapsed, busy, _ = used
+    cores = os.cpu_count() or 1
+    assert 0 < busy <= elapsed * cores * 1.02, used
+    assert split["web (gunicorn)"] >= used[2]["web (gunicorn)"] / (elapsed * cores) - 0.01, (split, used)
     shares = [share for group, share in split.items() if group != "busy cores (of all)"]
     assert abs(sum(shares) - 1.0) < 0.01, split
 

@@ -74,6 +74,7 @@ def test_a_batch_kills_every_wrong_mutant_and_survives_the_ones_that_hang_or_eat
     assert all("per-test CPU limits" in note for note in run.notes), run.notes
 
 
+@pytest.mark.docker  # the image, though no container starts
 def test_a_batch_past_its_callers_deadline_stops_and_says_what_it_did_not_grade(sandbox_image: str) -> None:
     import time
 
