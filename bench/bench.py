@@ -215,20 +215,19 @@ def measure_naive(image: str, runs: int) -> list[float]:
 @contextlib.contextmanager
 def _environment(values: Mapping[str, str | None]) -> Iterator[None]:
     """These environment variables set (None: unset) inside the block, then as they were."""
-    before = {name: os.environ.get(name) for name in values}
-    for name, value in values.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    try:
-        yield
-    finally:
-        for name, value in before.items():
+    def put(settings: Mapping[str, str | None]) -> None:
+        for name, value in settings.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+    before = {name: os.environ.get(name) for name in values}
+    put(values)
+    try:
+        yield
+    finally:
+        put(before)
 
 
 @contextlib.contextmanager

@@ -38,10 +38,10 @@ def test_a_busy_process_shows_up_in_its_group_and_the_shares_add_up() -> None:
     # rest of the machine may be busy, e.g. make test's other process). The
     # shares add up to the whole (to rounding) even when the groups' ticks,
     # read apart from the machine's, count a little more than its busy time.
-    elapsed, busy, _ = used
+    elapsed, busy, seconds = used
     cores = os.cpu_count() or 1
     assert 0 < busy <= elapsed * cores * 1.02, used
-    assert split["web (gunicorn)"] >= used[2]["web (gunicorn)"] / (elapsed * cores) - 0.01, (split, used)
+    assert split["web (gunicorn)"] >= seconds["web (gunicorn)"] / (elapsed * cores) - 0.01, (split, used)
     shares = [share for group, share in split.items() if group != "busy cores (of all)"]
     assert abs(sum(shares) - 1.0) < 0.01, split
 
