@@ -24,7 +24,9 @@ Celery worker, a fresh SQLite database; ports 8200 and 6396), then measures:
 - **floor**: the same pytest in this warm interpreter with torch imported
   (latency), and the same jobs as the burst's, in warm pytest processes over
   all cores (``floor_jobs_per_min``: what this machine could grade with no
-  isolation, web, queue or database at all); ``burst_vs_floor`` compares.
+  isolation, web, queue or database at all), measured before the burst and
+  again after it, the faster reading counting (the machine's speed drifts);
+  ``burst_vs_floor`` compares.
   The floor's pytest is the harness's: no third-party plugins, the same
   built-in ones left out, and the warm heap frozen out of the garbage
   collector, as the harness's job master does. With pytest's defaults each
@@ -377,6 +379,24 @@ def measure_floor_throughput(seconds: float, contract: bool = False) -> dict[str
     return {f"{prefix}_jobs": counter.value, f"{prefix}_cores": cores, f"{prefix}_jobs_per_min": round(counter.value / elapsed * 60, 1), f"{prefix}_load": load_average()}
 
 
+def faster_floor(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The floor measured before the burst and again after it; the faster one counts.
+
+    This machine's speed drifts by tens of per cent within minutes (other
+    work on the host), and a floor taken in a slow minute flatters
+    ``burst_vs_floor``: in two runs of one commit the floor read 1,098.6 and
+    765.7 jobs/min while the burst read 221.6 and 215.2. What the machine
+    can do is the faster reading; both are kept, with their ratio.
+    """
+    best = after if after["floor_jobs_per_min"] > before["floor_jobs_per_min"] else before
+    merged = {key: value for key, value in best.items() if key.startswith("floor_")}
+    for side, found in (("before", before), ("after", after)):
+        merged[f"floor_{side}_jobs_per_min"] = found["floor_jobs_per_min"]
+        merged[f"floor_{side}_load"] = found["floor_load"]
+    merged["floor_after_vs_before"] = _ratio(after["floor_jobs_per_min"], before["floor_jobs_per_min"])
+    return merged
+
+
 def measure_sandbox_alone(image: str) -> dict[str, Any]:
     """The burst's jobs straight through the sandbox runner on two pinned slots, as a
     worker's two slots grade them, but with no web, queue or database (``bench.ab``).
@@ -560,12 +580,13 @@ def run_bench() -> int:
         },
         "load_before": load_average(),
     }  # fmt: skip
-    results.update(measure_floor_throughput(floor_s))
+    floor_before = measure_floor_throughput(floor_s)
+    results.update(floor_before)
     _log("the contract floor: the same jobs, each Submit's tests run again one fork each")
     results.update(measure_floor_throughput(floor_s, contract=True))
     _log("the burst's jobs straight through the sandbox runner, two pinned slots")
     results.update(measure_sandbox_alone(image))
-    _log(f"naive p50 {statistics.median(naive):.3f} s, floor p50 {statistics.median(floor):.3f} s, floor {results['floor_jobs_per_min']} jobs/min")
+    _log(f"naive p50 {statistics.median(naive):.3f} s, floor p50 {statistics.median(floor):.3f} s, floor {results['floor_jobs_per_min']} jobs/min before the burst")
     stack = Stack(env, config)
     try:
         _log("starting the stack")
@@ -593,6 +614,8 @@ def run_bench() -> int:
         results["burst_cpu_split"] = sampler.split(burst_began - 2.5, time.time() + 1)
     finally:
         stack.stop()
+    _log("the floor again, after the burst: the faster reading counts")
+    results.update(faster_floor(floor_before, measure_floor_throughput(floor_s)))
     if with_runtimes:
         _log("runtimes: cold Run and Submit under runc and gVisor (runsc)")
         results.update(measure_runtimes(image))
@@ -636,7 +659,11 @@ def run_bench() -> int:
         ("Submit p50", f"{results['submit_p50_s']:.3f} s   (load {results['submits_load']}; by rung {results['submit_p50_by_rung_s']})"),
         ("naive grader p50 (docker run + pytest)", f"{results['naive_p50_s']:.3f} s"),
         ("floor p50 (warm pytest, no isolation)", f"{results['floor_p50_s']:.3f} s"),
-        ("floor throughput (warm pytest on every core)", f"{results['floor_jobs_per_min']}/min over {results['floor_cores']} cores   (load {results['floor_load']})"),
+        (
+            "floor throughput (warm pytest on every core)",
+            f"{results['floor_jobs_per_min']}/min over {results['floor_cores']} cores, the faster of {results['floor_before_jobs_per_min']} before "
+            f"(load {results['floor_before_load']}) and {results['floor_after_jobs_per_min']} after the burst (load {results['floor_after_load']})",
+        ),
         ("ratio Run / naive", f"{results['ratio_run_vs_naive']:.3f}"),
         ("ratio Run / floor", f"{results['ratio_run_vs_floor']:.2f}"),
         ("burst: graded / total, lost", f"{results['burst_graded']} / {results['burst_total']} {results['burst_kinds']}, lost {results['burst_lost']}, refused {results['burst_refused']}"),

@@ -112,3 +112,21 @@ def test_a_contract_floor_submit_runs_every_hidden_test_twice(monkeypatch: pytes
     names = {line.split("(")[0].removeprefix("def ") for line in hidden.splitlines() if line.startswith("def test_")}
     assert set(rerun.outcomes) == names and len(names) >= 10
     assert rerun.all_passed()
+
+
+def _floor(per_min: float, load: float) -> dict[str, Any]:
+    return {"floor_jobs": int(per_min / 3), "floor_cores": 2, "floor_jobs_per_min": per_min, "floor_load": load}
+
+
+def test_the_faster_of_the_two_floors_counts_whichever_came_first() -> None:
+    slow_then_fast = bench.faster_floor(_floor(765.7, 1.4), _floor(1098.6, 1.3))
+    fast_then_slow = bench.faster_floor(_floor(1098.6, 1.3), _floor(765.7, 1.4))
+    for merged in (slow_then_fast, fast_then_slow):
+        assert merged["floor_jobs_per_min"] == 1098.6
+        assert merged["floor_load"] == 1.3
+        assert merged["floor_jobs"] == 366
+    # Both readings are kept, in the order they were taken, with their ratio.
+    assert (slow_then_fast["floor_before_jobs_per_min"], slow_then_fast["floor_after_jobs_per_min"]) == (765.7, 1098.6)
+    assert slow_then_fast["floor_after_vs_before"] == round(1098.6 / 765.7, 3)
+    assert fast_then_slow["floor_after_vs_before"] == round(765.7 / 1098.6, 3)
+    assert fast_then_slow["floor_before_load"] == 1.3 and fast_then_slow["floor_after_load"] == 1.4
