@@ -29,16 +29,16 @@ def test_a_busy_process_shows_up_in_its_group_and_the_shares_add_up() -> None:
     used = sampler.used(begin - 1, time.time() + 1)
     split = sampler.split(begin - 1, time.time() + 1)
     assert used is not None and split is not None
+    elapsed, busy, seconds = used
     # All of it is counted in its group (it was seen alive, and its time is
     # kept after it ended), and nothing else runs as "gunicorn" here.
-    assert 1.4 <= used[2]["web (gunicorn)"] <= 1.7, used
+    assert 1.4 <= seconds["web (gunicorn)"] <= 1.7, used
     assert "web (gunicorn)" in {group for group, _ in GROUPS}
     # Its share is of the machine's busy time, which is at most what every
     # core could do in the window: so it is at least its part of that (the
     # rest of the machine may be busy, e.g. make test's other process). The
     # shares add up to the whole (to rounding) even when the groups' ticks,
     # read apart from the machine's, count a little more than its busy time.
-    elapsed, busy, seconds = used
     cores = os.cpu_count() or 1
     assert 0 < busy <= elapsed * cores * 1.02, used
     assert split["web (gunicorn)"] >= seconds["web (gunicorn)"] / (elapsed * cores) - 0.01, (split, used)
