@@ -389,7 +389,7 @@ def faster_floor(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
     can do is the faster reading; both are kept, with their ratio.
     """
     best = after if after["floor_jobs_per_min"] > before["floor_jobs_per_min"] else before
-    merged = {key: value for key, value in best.items() if key.startswith("floor_")}
+    merged = dict(best)
     for side, found in (("before", before), ("after", after)):
         merged[f"floor_{side}_jobs_per_min"] = found["floor_jobs_per_min"]
         merged[f"floor_{side}_load"] = found["floor_load"]
