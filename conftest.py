@@ -207,6 +207,11 @@ def _worker_env(database: dict[str, Any], redis_url: str, sandbox_image: str) ->
         # One warm container per worker process: enough to exercise the pool,
         # light enough for a two-core test machine starting workers often.
         "SANDBOX_POOL_SIZE": "1",
+        # And started at a process's first job, not when it starts: most tests
+        # grade a job or two, and warming both processes' pools at start-up
+        # would cost a container's torch import (seconds of CPU) for nothing.
+        # grader/tests/test_pool_at_start.py checks the production default.
+        "SANDBOX_POOL_WARM_AT_START": "0",
     }
 
 

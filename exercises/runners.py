@@ -111,6 +111,19 @@ def default_runner() -> SandboxRunner:
     return runner
 
 
+def start_pool() -> bool:
+    """Create this process's runner now, so its pool starts warming containers
+    in the background before the first job comes (a grading process starting).
+
+    False, creating nothing, when the pool is off (SANDBOX_POOL_SIZE 0) or is
+    to start at the first job (SANDBOX_POOL_WARM_AT_START off). Returns at
+    once: the containers start on the pool's own thread.
+    """
+    if not settings.SANDBOX_POOL_WARM_AT_START or settings.SANDBOX_POOL_SIZE <= 0:
+        return False
+    return default_runner().pool is not None
+
+
 def close_runners() -> None:
     """Remove this process's pre-started containers (on worker shutdown)."""
     for key in [key for key in _runners if key[0] == os.getpid()]:

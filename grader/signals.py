@@ -7,7 +7,7 @@ import os
 import socket
 from typing import Any
 
-from celery.signals import worker_init, worker_process_shutdown, worker_ready
+from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_ready
 from django.conf import settings
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,18 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
         remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S, pool_owner_prefix=f"{hostname or socket.gethostname()}:")
     except Exception as exc:  # noqa: BLE001 - Docker being down must not stop the worker
         log.warning("could not clean up old sandbox containers: %s", exc)
+
+
+@worker_process_init.connect
+def _start_pool(**kwargs: Any) -> None:
+    """A pool child starts warming its sandbox containers at once, so that its
+    first job (often one of a class's burst) does not wait for them."""
+    from exercises.runners import start_pool
+
+    try:
+        start_pool()
+    except Exception as exc:  # noqa: BLE001 - the first job starts the pool instead
+        log.warning("could not start the sandbox pool at start-up: %s", exc)
 
 
 @worker_process_shutdown.connect
