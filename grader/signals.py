@@ -37,23 +37,33 @@ def _check_dependencies(sender: Any = None, **kwargs: Any) -> None:
         raise SystemExit(f"worker start-up check failed: {exc}") from exc
 
 
-@worker_ready.connect
-def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
-    """A worker that comes back re-enqueues what it was grading when it died,
-    and removes the sandbox containers it left behind."""
+@worker_init.connect
+def _remove_old_containers(sender: Any = None, **kwargs: Any) -> None:
+    """A worker that comes back removes the sandbox containers it left behind.
+
+    Here, before its pool processes start: from then on each of them warms
+    containers under this worker's name (``_start_pool``), which a removal
+    at ``worker_ready`` raced with and could take away while they warmed.
+    """
     from sandbox.runner import remove_stale_containers
 
-    from .lifecycle import recover_claims
-
     hostname = str(getattr(sender, "hostname", "") or "")
-    if hostname:
-        recover_claims(hostname)
     try:
         # Older than the hard limit means no live task can still be reading
         # it; pre-started containers of this worker's previous life go too.
         remove_stale_containers(max_age_s=settings.GRADER_HARD_TIME_LIMIT_S, pool_owner_prefix=f"{hostname or socket.gethostname()}:")
     except Exception as exc:  # noqa: BLE001 - Docker being down must not stop the worker
         log.warning("could not clean up old sandbox containers: %s", exc)
+
+
+@worker_ready.connect
+def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
+    """A worker that comes back re-enqueues what it was grading when it died."""
+    from .lifecycle import recover_claims
+
+    hostname = str(getattr(sender, "hostname", "") or "")
+    if hostname:
+        recover_claims(hostname)
 
 
 @worker_process_init.connect

@@ -66,3 +66,23 @@ def test_both_grading_processes_warm_a_container_before_any_job(catalog, learner
     assert submission.timings["warm"] is True
     assert submission.timings["reused"] is False
     assert submission.timings["harness_ready_s"] < 1.0, submission.timings
+
+
+def test_a_worker_that_comes_back_removes_its_old_containers_and_keeps_its_new_ones(catalog, worker_factory):
+    worker = worker_factory(name=NODE).start(SANDBOX_POOL_WARM_AT_START="1")
+
+    def both_warm(excluding: frozenset[str] = frozenset()) -> dict[str, str] | None:
+        found = {owner: container for owner, container in warm_pool_containers().items() if container not in excluding}
+        return found if len(found) == 2 else None
+
+    old = wait_for(both_warm, 180, "both pools to warm up", worker.log)
+    worker.kill()  # as a crash would: its containers stay behind
+
+    worker.start(SANDBOX_POOL_WARM_AT_START="1")
+    new = wait_for(lambda: both_warm(frozenset(old.values())), 180, "both new pools to warm up", worker.log)
+    running = set(_docker("ps", "-q", "--no-trunc", "--filter", f"label={POOL_LABEL}").split())
+    assert not running & set(old.values())  # the previous life's are gone
+    assert set(new.values()) <= running
+    # The removal runs before the new pools start (worker_init), so it cannot
+    # take a container they warm; one taken would be started again, with this warning.
+    assert "could not start a container" not in worker.log(), worker.log()
