@@ -111,17 +111,16 @@ def default_runner() -> SandboxRunner:
     return runner
 
 
-def start_pool() -> bool:
+def start_pool() -> None:
     """Create this process's runner now, so its pool starts warming containers
     in the background before the first job comes (a grading process starting).
 
-    False, creating nothing, when the pool is off (SANDBOX_POOL_SIZE 0) or is
-    to start at the first job (SANDBOX_POOL_WARM_AT_START off). Returns at
-    once: the containers start on the pool's own thread.
+    Nothing when the pool is off (SANDBOX_POOL_SIZE 0) or is to start at the
+    first job (SANDBOX_POOL_WARM_AT_START off). Returns at once: the
+    containers start on the pool's own thread.
     """
-    if not settings.SANDBOX_POOL_WARM_AT_START or settings.SANDBOX_POOL_SIZE <= 0:
-        return False
-    return default_runner().pool is not None
+    if settings.SANDBOX_POOL_WARM_AT_START and settings.SANDBOX_POOL_SIZE > 0:
+        default_runner()
 
 
 def close_runners() -> None:

@@ -44,16 +44,18 @@ def warm_pool_containers() -> dict[str, str]:
     return found
 
 
+def both_warm(excluding: frozenset[str] = frozenset()) -> dict[str, str] | None:
+    """Two warm pool containers of this worker (one per grading process), none of ``excluding``; else None."""
+    found = {owner: container for owner, container in warm_pool_containers().items() if container not in excluding}
+    return found if len(found) == 2 else None
+
+
 def test_both_grading_processes_warm_a_container_before_any_job(catalog, learner, worker_factory):
     worker = worker_factory(name=NODE).start(SANDBOX_POOL_WARM_AT_START="1")
     assert not Submission.objects.exists()
 
     # One pool per grading process (-c 2, SANDBOX_POOL_SIZE 1), each labelled
     # with its own pid, warm while nothing has been graded yet.
-    def both_warm() -> dict[str, str] | None:
-        found = warm_pool_containers()
-        return found if len(found) == 2 else None
-
     warm = wait_for(both_warm, 180, "both pools to warm up", worker.log)
     assert len({owner.rsplit(":", 1)[1] for owner in warm}) == 2
 
@@ -70,11 +72,6 @@ def test_both_grading_processes_warm_a_container_before_any_job(catalog, learner
 
 def test_a_worker_that_comes_back_removes_its_old_containers_and_keeps_its_new_ones(catalog, worker_factory):
     worker = worker_factory(name=NODE).start(SANDBOX_POOL_WARM_AT_START="1")
-
-    def both_warm(excluding: frozenset[str] = frozenset()) -> dict[str, str] | None:
-        found = {owner: container for owner, container in warm_pool_containers().items() if container not in excluding}
-        return found if len(found) == 2 else None
-
     old = wait_for(both_warm, 180, "both pools to warm up", worker.log)
     worker.kill()  # as a crash would: its containers stay behind
 
