@@ -120,8 +120,14 @@ class WorkerProcess:
         self.beat = beat
         self.queues = queues
         self.process: subprocess.Popen[bytes] | None = None
-        self.log_path = Path(tempfile.mkstemp(prefix="dojo-worker-", suffix=".log")[1])
-        self.schedule = Path(tempfile.mkdtemp(prefix="dojo-beat-")) / "schedule"
+        # Its log and beat schedule, in one folder that ``remove_files`` deletes:
+        # left behind, every test run added two entries to the system's
+        # temporary folder (1,560 after a month, which slowed every pytest
+        # collecting beside them there: bench.bench's floor).
+        self.folder = Path(tempfile.mkdtemp(prefix="dojo-worker-"))
+        self.log_path = self.folder / "worker.log"
+        self.log_path.touch()
+        self.schedule = self.folder / "beat-schedule"
 
     def start(self, wait: bool = True, **extra_env: str) -> WorkerProcess:
         command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queues, "-c", "2", "--pool", "prefork",
@@ -165,6 +171,10 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 pass
             self.kill()
+
+    def remove_files(self) -> None:
+        """Delete its log and beat schedule (once the test that used them is over)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def database_url(database: dict[str, Any]) -> str:
@@ -229,6 +239,7 @@ def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, se
     yield make
     for worker in made:
         worker.stop()
+        worker.remove_files()
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +260,7 @@ def module_worker_factory(django_db_setup: Any, redis_url: str, sandbox_image: s
     yield make
     for worker in made:
         worker.stop()
+        worker.remove_files()
 
 
 @pytest.fixture
