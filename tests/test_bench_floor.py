@@ -130,3 +130,26 @@ def test_the_faster_of_the_two_floors_counts_whichever_came_first() -> None:
     assert slow_then_fast["floor_after_vs_before"] == round(1098.6 / 765.7, 3)
     assert fast_then_slow["floor_after_vs_before"] == round(765.7 / 1098.6, 3)
     assert fast_then_slow["floor_before_load"] == 1.3 and fast_then_slow["floor_after_load"] == 1.4
+
+
+def test_a_floor_job_lists_nothing_above_its_own_folder(tmp_path: Path) -> None:
+    """pytest lists every entry of each folder above the one it collects unless
+    told where to stop; the floor must not pay for a crowded temporary folder
+    (nor for whatever else sits beside its job's folder)."""
+
+    class ListedFolders:
+        def __init__(self) -> None:
+            self.folders: set[Path] = set()
+
+        def pytest_ignore_collect(self, collection_path: Path) -> None:
+            self.folders.add(collection_path.parent)
+
+    for n in range(50):  # a crowded neighbourhood
+        (tmp_path / f"neighbour-{n}").mkdir()
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "test_one.py").write_text("def test_one():\n    assert True\n")
+    listed = ListedFolders()
+    with bench._harness_pytest():
+        assert bench._floor_pytest(work, plugins=[listed]) == 0
+    assert listed.folders == {work}
