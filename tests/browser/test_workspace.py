@@ -532,6 +532,9 @@ def test_a_reload_half_a_second_after_typing_keeps_the_edit(page_site: str, brow
         page.keyboard.press("Control+End")
         marker = f"# edit {attempt} just before the reload"
         page.keyboard.type("\n" + marker)
+        # The edit is in the editor before the half second starts: a busy
+        # machine may still be handling the last keys when type() returns.
+        page.wait_for_function("marker => window.dojoWorkspace.getCode().includes(marker)", arg=marker, timeout=5_000)
         page.wait_for_timeout(500)  # the case: a reload half a second after typing
         page.reload()
         page.locator(".cm-editor").wait_for()
