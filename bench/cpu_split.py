@@ -66,6 +66,22 @@ def _docker_ns() -> tuple[float, str]:
     return 0.0, ""
 
 
+def docker_user_sys_s() -> tuple[float, float]:
+    """The sandbox containers' cumulative (user, kernel) CPU seconds, from the
+    same cgroup as ``_docker_ns``; (0, 0) where none is found."""
+    for path in DOCKER_CGROUPS:
+        try:
+            if path.name == "cpu.stat":
+                fields = dict(line.split() for line in path.read_text(encoding="ascii").splitlines() if len(line.split()) == 2)
+                return int(fields["user_usec"]) / 1e6, int(fields["system_usec"]) / 1e6
+            user = int((path.parent / "cpuacct.usage_user").read_text(encoding="ascii")) / 1e9
+            kernel = int((path.parent / "cpuacct.usage_sys").read_text(encoding="ascii")) / 1e9
+            return user, kernel
+        except (OSError, ValueError, KeyError):
+            continue
+    return 0.0, 0.0
+
+
 def _group_of(cmdline: str) -> str:
     for group, words in GROUPS:
         if any(word in cmdline for word in words):

@@ -45,24 +45,6 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_PATH = REPO_ROOT / "bench" / "submit-split-results.json"
 KINDS = ("run", "submit")
-# The Docker cgroup's user and kernel CPU time: cgroup v1 (ns) or v2 (µs).
-CGROUP_V1 = Path("/sys/fs/cgroup/cpuacct/docker")
-CGROUP_V2 = Path("/sys/fs/cgroup/system.slice/cpu.stat")
-
-
-def docker_user_sys_s() -> tuple[float, float]:
-    """The sandbox containers' cumulative (user, kernel) CPU seconds; (0, 0) where neither cgroup layout is found."""
-    try:
-        user = int((CGROUP_V1 / "cpuacct.usage_user").read_text()) / 1e9
-        kernel = int((CGROUP_V1 / "cpuacct.usage_sys").read_text()) / 1e9
-        return user, kernel
-    except (OSError, ValueError):
-        pass
-    try:
-        fields = dict(line.split() for line in CGROUP_V2.read_text().splitlines() if len(line.split()) == 2)
-        return int(fields["user_usec"]) / 1e6, int(fields["system_usec"]) / 1e6
-    except (OSError, ValueError, KeyError):
-        return 0.0, 0.0
 
 
 def phases_of(marks: dict[str, float], started: float, ended: float) -> dict[str, float]:
@@ -82,6 +64,7 @@ def measure_sandbox(image: str, runs: int) -> dict[str, dict[str, Any]]:
     """Each burst rung as a Run and a Submit, ``runs`` times back to back on one pinned warm runner."""
     from bench.ab import grade, job, runner, wait_warm
     from bench.bench import BURST_RUNGS
+    from bench.cpu_split import docker_user_sys_s
 
     slot_runner = runner(image, {"first_core": 0})
     found: dict[str, dict[str, Any]] = {}
