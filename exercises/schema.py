@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
@@ -15,6 +16,15 @@ MUTANT_ID_PATTERN = r"^[A-Za-z]+(?:_[A-Za-z]+)*-[0-9a-f]{8}(?:-[0-9]+)?$"
 # A rung's hints: how many, and how long each may be.
 HINTS_MAX = 5
 HINT_MAX_CHARS = 1000
+
+
+def is_web_address(url: str) -> bool:
+    """Whether ``url`` is an absolute http(s) address with a host, safe to put in an href."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc) and url == url.strip()
 
 
 class Strict(BaseModel):
@@ -41,6 +51,15 @@ class Source(Strict):
     year: int | None = None
     url: str | None = None
     module: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_a_web_address(cls, url: str | None) -> str | None:
+        # Pages link it as is: a javascript: or data: address there would run
+        # the author's script in the reader's session (an admin's too).
+        if url is not None and not is_web_address(url):
+            raise ValueError(f"a source's url must be an http:// or https:// address with a host, not {url[:80]!r}")
+        return url
 
     @model_validator(mode="after")
     def _in_app_names_a_module(self) -> Source:

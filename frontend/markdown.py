@@ -4,6 +4,11 @@ Math (``$...$``, ``$$...$$``, ``\\(...\\)``, ``\\[...\\]``) is set aside before
 Markdown runs, so that ``_``, ``*`` and backslashes inside it are not taken
 for emphasis or escapes, and put back afterwards as escaped text; KaTeX's
 auto-render (static/frontend/math.bundle.js) typesets it in the browser.
+
+The math goes back after sanitising, so its escape must hold wherever a
+token landed, quotes included: a token inside an attribute value (a link's
+title, a span's class) must not end that value and start an attribute of
+the author's choosing (an event handler).
 """
 
 from __future__ import annotations
@@ -56,5 +61,5 @@ def render_markdown(text: str) -> SafeString:
     html_text = md.markdown(protected, extensions=["fenced_code", "tables", "sane_lists"], output_format="html")
     clean = nh3.clean(html_text, tags=_ALLOWED_TAGS, attributes={"a": {"href", "title"}, "code": {"class"}, "span": {"class"}, "div": {"class"}})
     if maths:
-        clean = _TOKEN_RE.sub(lambda m: html.escape(maths[int(m.group(1))], quote=False) if int(m.group(1)) < len(maths) else m.group(0), clean)
+        clean = _TOKEN_RE.sub(lambda m: html.escape(maths[int(m.group(1))], quote=True) if int(m.group(1)) < len(maths) else m.group(0), clean)
     return mark_safe(clean)  # nh3-sanitised; the math put back is escaped

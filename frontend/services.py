@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, Q
 
 from exercises.models import Module, Rung
+from exercises.schema import is_web_address
 from grader.models import Progress, Submission
 
 from .models import Draft
@@ -135,6 +136,15 @@ def next_step(ladder: list[LadderStep]) -> LadderStep | None:
     return next((step for step in ladder if step.state != "solved"), None)
 
 
+def _linkable(source: dict[str, Any]) -> dict[str, Any]:
+    """A stored source as the page may link it: a url that is not an http(s)
+    address (stored before the catalog refused them) is shown unlinked."""
+    shown = dict(source)
+    if shown.get("url") and not is_web_address(shown["url"]):
+        shown["url"] = None
+    return shown
+
+
 def module_neighbours(module: Module) -> tuple[list[Module], list[dict[str, Any]]]:
     """In one query: the modules after ``module`` in its track, in order, and
     the module's sources, each in-app one with ``target``: the Module it
@@ -144,7 +154,7 @@ def module_neighbours(module: Module) -> tuple[list[Module], list[dict[str, Any]
     siblings = [other for other in found if other.track_id == module.track_id]
     position = next(i for i, sibling in enumerate(siblings) if sibling.pk == module.pk)
     targets = {other.external_id: other for other in found if other.external_id in ids}
-    sources = [dict(source, target=targets.get(source["module"])) if source.get("module") else dict(source) for source in module.sources]
+    sources = [dict(source, target=targets.get(source["module"])) if source.get("module") else _linkable(source) for source in module.sources]
     return siblings[position + 1 :], sources
 
 

@@ -49,6 +49,16 @@ def test_bad_sources_are_refused_with_the_key(catalog, admin_user, client):
     assert "source 1: key &#x27;title&#x27;: Field required" in response.content.decode()
 
 
+@pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", "JavaScript:alert(1)", " https://x.org", "//evil.example/x", "data:text/html,x", "ftp://x.org/a"])
+def test_a_source_address_must_be_http_or_https(catalog, admin_user, client, url):
+    module = Module.objects.get(slug=MODULE)
+    client.force_login(admin_user)
+    response = client.post(f"/author/modules/{MODULE}/", _module_form(module, sources_yaml=f"- {{kind: paper, title: T, url: '{url}'}}\n"))
+    assert response.status_code == 200
+    assert "must be an http:// or https:// address" in html.unescape(response.content.decode())
+    assert url not in [source.get("url") for source in Module.objects.get(slug=MODULE).sources]
+
+
 def test_a_draft_of_a_published_rung_is_invisible_to_learners_until_published(catalog, admin_user, learner, client, in_process_runner):
     rung = Rung.objects.get(slug="kv-cache-size")
     draft = services.draft_from_version(rung.module, rung)

@@ -109,6 +109,22 @@ def test_an_in_app_source_to_a_module_not_loaded_is_shown_unlinked(catalog, clie
     assert "P99.nowhere.01 — Somewhere else" in page and 'href="/modules/P99' not in page
 
 
+def test_a_stored_source_address_that_is_not_http_is_shown_unlinked(catalog, client):
+    # Rows stored before the catalog refused such addresses: the page must
+    # not link them, or one click runs the author's script.
+    module = Module.objects.get(slug="inference-and-serving")
+    module.sources = [
+        {"kind": "paper", "title": "Trap", "url": "javascript:alert(document.cookie)"},
+        {"kind": "paper", "title": "Data", "url": "data:text/html,<script>alert(1)</script>"},
+        {"kind": "paper", "title": "Fine", "url": "https://example.org/paper"},
+    ]
+    module.save(update_fields=["sources"])
+    page = client.get(MODULE_01).content.decode()
+    sources = page[page.index('id="sources"') :]
+    assert "javascript:" not in sources and "data:text" not in sources
+    assert ", Trap</td>" in sources and '<a href="https://example.org/paper" rel="noopener">, Fine</a>' in sources
+
+
 def test_ladder_entries_open_the_embedded_workspace_in_place(catalog, lena_client):
     page = lena_client.get(MODULE_02).content.decode()
     for rung in Rung.objects.filter(module__slug="training-at-scale"):
