@@ -14,6 +14,9 @@ from grader.models import Progress, Submission
 from .models import Draft
 
 HISTORY_PAGE = 10
+# More pages than any learner's attempts fill: a page past it is empty
+# without asking the database for an offset it cannot hold (a 500 before).
+HISTORY_LAST_PAGE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ def opening_code(user: Any, rung: Rung) -> str:
 def attempt_history(user: Any, rung: Rung, *, page: int = 1) -> HistoryPage:
     """One page of the learner's own Runs and Submits of ``rung``, newest
     first, each with ``passed_count`` and ``test_count`` (its score)."""
+    if page > HISTORY_LAST_PAGE:
+        return HistoryPage(attempts=[], has_more=False)
     start = (page - 1) * HISTORY_PAGE
     rows = list(
         Submission.objects.filter(user=user, rung=rung)

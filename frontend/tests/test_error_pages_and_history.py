@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from exercises.models import Rung
-from frontend.services import HISTORY_PAGE
+from frontend.services import HISTORY_LAST_PAGE, HISTORY_PAGE
 from grader.constants import Kind, Outcome, Status
 from grader.models import Submission, SubmissionTestResult
 
@@ -54,6 +54,18 @@ def test_the_history_pages_newest_first_with_each_attempts_score(kv_rung, learne
     assert [a["id"] for a in second["attempts"]] == made[::-1][HISTORY_PAGE:]
     assert second["next_page"] is None
     assert lena_client.get("/rungs/kv-cache-size/history?page=abc").json()["page"] == 1
+
+
+def test_a_history_page_far_past_the_last_is_empty_not_a_server_error(kv_rung, learner, lena_client):
+    version = kv_rung.current_version
+    Submission.objects.create(user=learner, rung=kv_rung, rung_version=version, kind=Kind.RUN, code="n = 1\n", status=Status.DONE, outcome=Outcome.FAILED)
+    # The first overflowed the database's OFFSET (a 500); the second is the
+    # first page the service no longer asks the database for.
+    for page in ("9999999999999999999999999", str(HISTORY_LAST_PAGE + 1), str(HISTORY_LAST_PAGE)):
+        response = lena_client.get(f"/rungs/kv-cache-size/history?page={page}")
+        assert response.status_code == 200, (page, response.status_code)
+        assert response.json()["attempts"] == [] and response.json()["next_page"] is None
+    assert len(lena_client.get("/rungs/kv-cache-size/history?page=1").json()["attempts"]) == 1
 
 
 def test_the_workspace_links_the_next_rung_and_the_module(kv_rung, lena_client):
