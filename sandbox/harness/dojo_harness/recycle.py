@@ -25,7 +25,13 @@ uid of the finished job cleans up after itself, in a fork that drops to it:
    (``/proc/sysvipc``: refused by the seccomp profile anyway); no named or
    abstract Unix socket (``/proc/net/unix``; a socket dies with the last
    process holding it). POSIX message queues are refused by the seccomp
-   profile and ``/dev/mqueue`` is checked empty.
+   profile and ``/dev/mqueue`` is checked empty. No IP socket of any kind
+   (``/proc/net/tcp``, ``udp``, ``raw`` and their v6 twins): a closed TCP
+   connection stays in TIME_WAIT for a minute after every process is
+   gone, its loopback addresses and ports chosen by the code that made it,
+   so the next job could read what this one saw there. The seccomp
+   profile refuses IP sockets under runc; under gVisor (its own filter)
+   this check is what keeps the next job from them.
 
 Any check that fails is a problem: the master then serves no further job
 and the host throws the container away.
@@ -42,6 +48,8 @@ from .scrub import kill_others_of_this_uid, live_processes_of, remove_entry
 
 WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work"))
 MQUEUE = Path("/dev/mqueue")
+# Every table of IP sockets the kernel keeps for this network namespace.
+IP_SOCKET_TABLES = ("tcp", "tcp6", "udp", "udp6", "udplite", "udplite6", "raw", "raw6")
 KILL_ROUNDS = 50
 # How long one uid's fork waits for the processes it killed to be gone
 # before it deletes their files anyway (a process stuck in the kernel); the
@@ -156,6 +164,13 @@ def _leftovers() -> list[str]:
     named = [line.split()[7] for line in sockets if len(line.split()) >= 8]
     if named:
         problems.append(f"named sockets left: {named[:10]}")
+    for table in IP_SOCKET_TABLES:
+        try:
+            entries = Path("/proc/net", table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        if entries:
+            problems.append(f"IP sockets left in /proc/net/{table}: {len(entries)}")
     return problems
 
 
