@@ -2,9 +2,10 @@
 
 Each solution below is right in the suite's own order but wrong when a test
 runs on its own, and keeps the state that hides this somewhere a fresh
-process could find it: a file, a daemon, or by stalling the re-run. Before
-every fresh process the learner's processes are killed and its files
-deleted, and a re-run that does not complete fails the Submit.
+process could find it: a file, a daemon, a message queue, or by stalling
+the re-run. Before every fresh process the learner's processes are killed
+and its files deleted, and a re-run that does not complete fails the
+Submit.
 """
 
 from __future__ import annotations
@@ -71,6 +72,22 @@ def kv_cache_bytes(config, *args, **kwargs):
     return _exact(config, *args, **kwargs)
 """
 
+# A plain open(O_CREAT) in /dev/mqueue makes a queue without mq_open (which
+# the seccomp profile refuses): the scrub between sessions deletes it too.
+IN_A_MESSAGE_QUEUE = """
+import os
+
+_exact = kv_cache_bytes
+_FLAG = "/dev/mqueue/primed"
+
+def kv_cache_bytes(config, *args, **kwargs):
+    if not os.path.exists(_FLAG):
+        os.close(os.open(_FLAG, os.O_CREAT | os.O_RDWR, 0o600))
+        if config.get("num_attention_heads") != 71:
+            return 0
+    return _exact(config, *args, **kwargs)
+"""
+
 STALLS_THE_RERUN = """
 import time
 
@@ -92,7 +109,7 @@ SERVERS = {"lean": "", "forked": "\n# numpy: the re-run's server is a fork of th
 
 
 @pytest.mark.parametrize("server", list(SERVERS))
-@pytest.mark.parametrize("attack", [IN_A_FILE, IN_A_DAEMON], ids=["file", "daemon"])
+@pytest.mark.parametrize("attack", [IN_A_FILE, IN_A_DAEMON, IN_A_MESSAGE_QUEUE], ids=["file", "daemon", "mqueue"])
 def test_state_kept_outside_the_process_is_still_caught(sandbox: Sandbox, attack: str, server: str) -> None:
     # The same code passes Run: the visible tests run in one process.
     graded = sandbox.attack(REFERENCE + textwrap.dedent(attack) + SERVERS[server], mode="submit")

@@ -4,9 +4,12 @@ Runs as the learner uid (the fork server between two sessions, or the
 launcher's killer before a new fork server). ``kill(-1, SIGKILL)`` reaches
 every process of the caller's uid but the caller itself, and it is atomic
 against fork (the kernel holds the task list while it signals), so a fork
-bomb cannot outrun it. The learner can write only to the tmpfs folders
-below: the image's root file system is read-only, and SysV IPC and POSIX
-message queues are refused by the seccomp profile.
+bomb cannot outrun it. The learner can write only to the folders below:
+the image's root file system is read-only, and SysV IPC and the POSIX
+message-queue calls are refused by the seccomp profile. ``/dev/mqueue`` is
+among them all the same: a plain ``open(..., O_CREAT)`` there makes a
+queue without ``mq_open``, and a queue left there would outlive the
+session like a file in ``/tmp``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import signal
 import stat
 from pathlib import Path
 
-LEARNER_WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work/learner"))
+LEARNER_WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/dev/mqueue"), Path("/work/learner"))
 
 
 def live_processes_of(uid: int) -> list[int]:
