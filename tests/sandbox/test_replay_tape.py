@@ -177,3 +177,23 @@ def test_the_budget_and_a_repeated_name_make_tapes_unusable() -> None:
     recorder.start("test_small", b"load")
     recorder.stop()
     assert recorder.tape("test_small") is None
+
+
+def test_request_ids_say_nothing_of_how_many_calls_came_before() -> None:
+    # Learner code can read the id of the request it answers (its caller's
+    # frame): a counter would tell a re-run's fresh process whether earlier
+    # tests ran. Ids are random, and unique within a channel.
+    import socket
+
+    from dojo_harness.proxy import Channel  # type: ignore[import-not-found]
+
+    first_ids = []
+    for _ in range(20):
+        left, right = socket.socketpair()
+        with left, right:
+            channel = Channel(left, deadline=0)
+            ids = [channel.next_id() for _ in range(500)]
+        assert len(set(ids)) == len(ids)
+        assert ids != sorted(ids)
+        first_ids.append(ids[0])
+    assert len(set(first_ids)) == len(first_ids) and min(first_ids) > 1000

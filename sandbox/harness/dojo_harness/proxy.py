@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-import itertools
+import secrets
 import select
 import socket
 import threading
@@ -118,10 +118,22 @@ class Channel:
         self.deadline = deadline
         self.abort = abort
         self.calls = 0
-        self._ids = itertools.count(1)
+        self._used: set[int] = set()
 
     def next_id(self) -> int:
-        return next(self._ids)
+        """A fresh random id for one request.
+
+        Not a counter: learner code can read the id of the request it is
+        answering, and a count would tell a re-run's fresh process how many
+        calls earlier tests made, that is, whether it is the first test, the
+        very thing the re-run must keep from it. A replay resends the first
+        run's ids, which say nothing either.
+        """
+        while True:
+            call_id = secrets.randbits(52) + 1
+            if call_id not in self._used:
+                self._used.add(call_id)
+                return call_id
 
     def _remaining(self) -> float:
         remaining = self.deadline - time.monotonic()
