@@ -27,7 +27,6 @@ database).
 from __future__ import annotations
 
 import ast
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -42,6 +41,8 @@ from .models import Submission, SubmissionTestResult
 # Peak memory after a Submit is shown in buckets this large (rounded up): a
 # 1 GiB limit then gives 16 values per Submit, not 2**30.
 MEMORY_BUCKET = 64 * 1024 * 1024
+# The largest value a BigIntegerField (``Submission.peak_memory_bytes``) holds.
+MAX_BIGINT = 2**63 - 1
 
 
 def safe_text(text: str, limit: int | None = None) -> str:
@@ -152,7 +153,9 @@ def summary_for(result: JobResult, kind: str) -> str:
 def _coarse_memory(peak: int | None) -> int | None:
     if peak is None:
         return None
-    return max(1, math.ceil(peak / MEMORY_BUCKET)) * MEMORY_BUCKET
+    # Integer arithmetic (a float loses the low bits of a large peak), and
+    # never past what the database column holds.
+    return min(max(1, -(-peak // MEMORY_BUCKET)) * MEMORY_BUCKET, MAX_BIGINT // MEMORY_BUCKET * MEMORY_BUCKET)
 
 
 def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> Graded:

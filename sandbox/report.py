@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from typing import Any
 
 from .errors import HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
@@ -34,6 +35,8 @@ MAX_DEPTH = 32
 # only, each a short single line of text, whatever else the report holds.
 MACHINE_KEYS = ("device", "torch", "cuda", "python", "image")
 MAX_MACHINE_TEXT = 120
+# The largest value the database's BigIntegerField holds (peak memory).
+MAX_BIGINT = 2**63 - 1
 
 
 def clean_text(value: Any, limit: int) -> str:
@@ -91,10 +94,47 @@ def seconds(value: Any, default: float = 0.0) -> float:
     return number if math.isfinite(number) and number >= 0 else default
 
 
+def clean_test_name(value: Any, suffix: str = "") -> str:
+    """A test's name as stored: clean, and with ``suffix`` at most ``MAX_TEST_NAME`` characters.
+
+    A longer name is cut and marked with "…" (no truncation notice: the
+    stored column holds ``MAX_TEST_NAME`` characters, and a notice cut off
+    there would leave two long names that differ only at their end equal).
+    """
+    text = value[: MAX_TEST_NAME * 4] if isinstance(value, str) else value
+    name = clean_text(text, MAX_TEST_NAME * 4)
+    if len(name) + len(suffix) > MAX_TEST_NAME:
+        name = name[: MAX_TEST_NAME - len(suffix) - 1] + "…"
+    return name + suffix
+
+
+def unique_names(tests: list[CaseResult]) -> list[CaseResult]:
+    """``tests`` with every name distinct: a repeated name gets ``#2``, ``#3``... (within the length limit).
+
+    Names repeat when two long ones differ only past the stored length (a
+    parametrized test with long ids), and the host stores one row per name.
+    Refusing the report would make such a rung ungradable, through no fault
+    of the learner's: numbering keeps every test visible, in order, and the
+    first of them keeps its name. (The harness itself never reports a name
+    twice, so an exact repeat only comes from a forged report, which gains
+    nothing: a renamed failing test still fails the job.)
+    """
+    seen: set[str] = set()
+    unique: list[CaseResult] = []
+    for test in tests:
+        name, number = test.name, 1
+        while name in seen:
+            number += 1
+            name = clean_test_name(test.name, f"#{number}")
+        seen.add(name)
+        unique.append(test if name == test.name else replace(test, name=name))
+    return unique
+
+
 def parse_test(data: Any) -> CaseResult | None:
     if not isinstance(data, dict):
         return None
-    name = clean_text(data.get("name", ""), MAX_TEST_NAME)
+    name = clean_test_name(data.get("name", ""))
     outcome = data.get("outcome")
     if not name or not isinstance(outcome, str) or outcome not in TEST_OUTCOMES:
         return None
@@ -132,7 +172,7 @@ def parse_report(report: dict[str, Any]) -> JobResult:
     outcome = report.get("outcome")
     if not isinstance(outcome, str) or outcome not in OUTCOMES:
         return JobResult(outcome="infra_error", error_code=REPORT_INVALID, message="The grader's report was unreadable.")
-    tests = [test for test in (parse_test(item) for item in _list(report.get("tests"))) if test is not None]
+    tests = unique_names([test for test in (parse_test(item) for item in _list(report.get("tests"))) if test is not None])
     peak = report.get("peak_memory_bytes")
     calls = report.get("hidden_calls")
     error_code = ""
@@ -145,8 +185,9 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         tests=tests,
         stdout=clean_text(report.get("stdout") or "", MAX_STORED_OUTPUT),
         stderr=clean_text(report.get("stderr") or "", MAX_STORED_OUTPUT),
-        state_leaks=[clean_text(name, MAX_TEST_NAME) for name in _list(report.get("state_leaks"))],
-        peak_memory_bytes=int(peak) if isinstance(peak, int) and not isinstance(peak, bool) and peak >= 0 else None,
+        state_leaks=[clean_test_name(name) for name in _list(report.get("state_leaks"))],
+        # Beyond what the database holds is no measurement: unknown, as when absent.
+        peak_memory_bytes=peak if type(peak) is int and 0 <= peak <= MAX_BIGINT else None,
         error_code=error_code,
         # Unknown means "assume it did": the safe side for what a learner sees.
         hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),

@@ -13,7 +13,8 @@ from grader import results, services
 from grader.constants import Kind, Outcome, Status
 from grader.messages import OUTCOME_SUMMARY, RERUN_FAILED, SUBMIT_ERROR_AFTER_HIDDEN_CALL
 from grader.models import Submission
-from sandbox.jobs import CaseResult
+from sandbox.jobs import MAX_TEST_NAME, CaseResult
+from sandbox.report import parse_report
 from sandbox.testing import FakeRunner, job_result
 
 SECRET = "hidden input 1234567"
@@ -126,3 +127,26 @@ def test_a_result_the_database_really_refuses_ends_with_a_stored_fallback(rung, 
     assert (submission.outcome, submission.error_code) == (Outcome.INFRA_ERROR, "record_failed")
     assert submission.test_results.count() == 0
     assert learner.progress.count() == 0
+
+
+# Reports the database could not hold (red-team B): numbered names, an unknown peak.
+def test_long_test_names_that_differ_only_past_the_limit_are_stored_as_distinct_rows(rung, learner, enqueued):
+    long = "test_" + "a" * 300
+    report = {"outcome": "failed", "tests": [{"name": long + "1", "outcome": "failed"}, {"name": long + "2", "outcome": "passed"}]}
+    submission = _grade(rung, learner, Kind.RUN, parse_report(report))
+    assert submission.outcome == Outcome.FAILED
+    names = list(submission.test_results.order_by("order").values_list("name", flat=True))
+    assert len(set(names)) == 2 and all(len(name) <= MAX_TEST_NAME for name in names)
+    assert names[1].endswith("#2")
+
+
+@pytest.mark.parametrize("kind", [Kind.RUN, Kind.SUBMIT])
+def test_a_peak_memory_the_database_cannot_hold_is_stored_as_unknown(rung, learner, enqueued, kind):
+    submission = _grade(rung, learner, kind, parse_report({"outcome": "failed", "peak_memory_bytes": 10**29, "tests": []}))
+    assert (submission.outcome, submission.peak_memory_bytes) == (Outcome.FAILED, None)
+
+
+def test_the_largest_storable_peak_is_still_storable_once_coarsened(rung, learner, enqueued):
+    submission = _grade(rung, learner, Kind.SUBMIT, parse_report({"outcome": "failed", "peak_memory_bytes": 2**63 - 1, "tests": []}))
+    assert submission.outcome == Outcome.FAILED
+    assert submission.peak_memory_bytes is not None and 2**63 - results.MEMORY_BUCKET <= submission.peak_memory_bytes < 2**63

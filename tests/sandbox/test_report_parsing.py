@@ -70,11 +70,13 @@ def _check(result: JobResult) -> None:
     _storable(result.stderr, MAX_STORED_OUTPUT)
     for test in result.tests:
         _storable(test.name, MAX_TEST_NAME)
+        assert len(test.name) <= MAX_TEST_NAME  # the column's size: no truncation notice past it
         _storable(test.message, MAX_TEST_MESSAGE)
         assert test.duration_s >= 0
     for name in result.state_leaks:
         _storable(name, MAX_TEST_NAME)
-    assert result.peak_memory_bytes is None or result.peak_memory_bytes >= 0
+    assert len({test.name for test in result.tests}) == len(result.tests)  # one stored row per name
+    assert result.peak_memory_bytes is None or 0 <= result.peak_memory_bytes <= 2**63 - 1
     assert result.rerun_failure in ("", "timeout", "error", "incomplete")
     assert type(result.rerun_replayed) is int and 0 <= result.rerun_replayed <= len(result.tests)
 
@@ -139,3 +141,32 @@ def test_the_replayed_count_is_a_count_of_the_reports_tests() -> None:
     assert parse_report({"outcome": "passed", "tests": tests, "rerun_replayed": 10**12}).rerun_replayed == 3
     for junk in (True, -1, 2.0, "2", None, [2]):
         assert parse_report({"outcome": "passed", "tests": tests, "rerun_replayed": junk}).rerun_replayed == 0
+
+
+def test_long_names_that_differ_only_past_the_limit_stay_distinct() -> None:
+    long = "test_" + "a" * 300
+    names = [test.name for test in parse_report({"outcome": "failed", "tests": [{"name": long + str(n), "outcome": "failed"} for n in range(3)]}).tests]
+    assert names[0] == long[: MAX_TEST_NAME - 1] + "…"
+    assert names[1:] == [long[: MAX_TEST_NAME - 3] + "…#2", long[: MAX_TEST_NAME - 3] + "…#3"]
+    assert all(len(name) == MAX_TEST_NAME for name in names)
+
+
+def test_repeated_names_are_numbered_in_order_and_never_collide() -> None:
+    tests = [{"name": name, "outcome": "passed"} for name in ("test_x", "test_x#2", "test_x", "test_x", "test_y")]
+    names = [test.name for test in parse_report({"outcome": "passed", "tests": tests}).tests]
+    assert names == ["test_x", "test_x#2", "test_x#3", "test_x#4", "test_y"]
+
+
+def test_a_long_state_leak_names_the_test_as_stored() -> None:
+    long = "test_" + "b" * 300
+    result = parse_report({"outcome": "failed", "tests": [{"name": long, "outcome": "failed"}], "state_leaks": [long]})
+    assert result.state_leaks == [result.tests[0].name]
+
+
+def test_a_peak_memory_the_database_cannot_hold_is_unknown() -> None:
+    assert parse_report({"outcome": "failed", "peak_memory_bytes": 2**63 - 1}).peak_memory_bytes == 2**63 - 1
+    for peak in (2**63, 10**29, -1, True, 1.5, "12"):
+        assert parse_report({"outcome": "failed", "peak_memory_bytes": peak}).peak_memory_bytes is None
+    # A 30-digit number still reads (the line is not dropped); only the peak is unknown.
+    event = parse_event(PREFIX + b'{"event":"report","outcome":"failed","peak_memory_bytes":' + b"9" * 30 + b"}", PREFIX)
+    assert event is not None and parse_report(event).peak_memory_bytes is None
