@@ -12,6 +12,7 @@ from pathlib import Path
 
 import django_stubs_ext
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_str, env_url
@@ -86,6 +87,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -94,6 +96,25 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Content-Security-Policy on every response (django-csp): scripts only from
+# this site's own files, so markup that slips past the Markdown sanitiser or
+# an escape (an event handler, an inline script) does not run. Styles may be
+# inline: KaTeX sets style attributes on what it typesets and the editor
+# injects its own stylesheet. No frame-ancestors: an LMS frames the tool
+# (LTI), and X-Frame-Options already answers for the other pages.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+    },
+}
 
 ROOT_URLCONF = "config.urls"
 
