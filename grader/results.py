@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from exercises.constants import GpuNeed, gpu_need
-from sandbox.jobs import CaseResult, JobResult
+from sandbox.jobs import MAX_BIGINT, CaseResult, JobResult
 
 from . import messages
 from .constants import Kind, Outcome
@@ -41,8 +41,6 @@ from .models import Submission, SubmissionTestResult
 # Peak memory after a Submit is shown in buckets this large (rounded up): a
 # 1 GiB limit then gives 16 values per Submit, not 2**30.
 MEMORY_BUCKET = 64 * 1024 * 1024
-# The largest value a BigIntegerField (``Submission.peak_memory_bytes``) holds.
-MAX_BIGINT = 2**63 - 1
 
 
 def safe_text(text: str, limit: int | None = None) -> str:

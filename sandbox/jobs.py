@@ -15,6 +15,8 @@ RERUN_FAILURES = ("timeout", "error", "incomplete")
 MAX_STORED_OUTPUT = 64 * 1024
 MAX_TEST_MESSAGE = 4000
 MAX_TEST_NAME = 200
+# The largest value the database's BigIntegerField holds (peak memory).
+MAX_BIGINT = 2**63 - 1
 MAX_TESTS = 500
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .errors import HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
 from .jobs import (
+    MAX_BIGINT,
     MAX_STORED_OUTPUT,
     MAX_TEST_MESSAGE,
     MAX_TEST_NAME,
@@ -35,8 +36,6 @@ MAX_DEPTH = 32
 # only, each a short single line of text, whatever else the report holds.
 MACHINE_KEYS = ("device", "torch", "cuda", "python", "image")
 MAX_MACHINE_TEXT = 120
-# The largest value the database's BigIntegerField holds (peak memory).
-MAX_BIGINT = 2**63 - 1
 
 
 def clean_text(value: Any, limit: int) -> str:

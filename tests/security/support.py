@@ -54,6 +54,14 @@ def processes_in_container(container_id: str) -> list[int]:
     return found
 
 
+def run_in_pool(runner: SandboxRunner, source: str, **limits: Any) -> tuple[JobResult, str]:
+    """Run ``source`` against the visible tests on ``runner``; its result and the container it ran in."""
+    ids: list[str] = []
+    job = Job(mode="run", source=source, tests=VISIBLE_TESTS, limits=Limits(**{**ATTACK_LIMITS, **limits}))
+    result = runner.run(job, on_event=lambda kind, data: ids.append(str(data["id"])) if kind == "container" else None)
+    return result, ids[0]
+
+
 def host_process_count() -> int:
     return sum(1 for entry in Path("/proc").iterdir() if entry.name.isdigit())
 

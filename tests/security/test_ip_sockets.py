@@ -19,10 +19,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.jobs import Job, JobResult, Limits
+from sandbox.jobs import Limits
 from sandbox.runner import SandboxRunner
 
-from .support import ATTACK_LIMITS, REFERENCE, VISIBLE_TESTS, Sandbox, sandbox_containers
+from .support import ATTACK_LIMITS, REFERENCE, Sandbox, run_in_pool, sandbox_containers
 
 pytestmark = [pytest.mark.docker, pytest.mark.security]
 
@@ -120,19 +120,12 @@ def reusing_without_the_socket_rules(sandbox_image: str, monkeypatch: pytest.Mon
     runner.close()
 
 
-def _run(runner: SandboxRunner, source: str) -> tuple[JobResult, str]:
-    ids: list[str] = []
-    job = Job(mode="run", source=source, tests=VISIBLE_TESTS, limits=Limits(**ATTACK_LIMITS))
-    result = runner.run(job, on_event=lambda kind, data: ids.append(str(data["id"])) if kind == "container" else None)
-    return result, ids[0]
-
-
 def test_a_container_left_holding_an_ip_socket_serves_no_further_job(reusing_without_the_socket_rules: SandboxRunner) -> None:
     runner = reusing_without_the_socket_rules
-    first, used = _run(runner, LEAVE_A_TIME_WAIT)
+    first, used = run_in_pool(runner, LEAVE_A_TIME_WAIT)
     assert first.outcome == "passed", first.message
     assert "LEFT " in first.stdout and not first.stdout.split("LEFT ", 1)[1].startswith("0"), first.stdout
-    second, fresh = _run(runner, READ_THE_TABLES)
+    second, fresh = run_in_pool(runner, READ_THE_TABLES)
     assert second.outcome == "passed", second.message
     assert fresh != used, "the job after one that left a TIME_WAIT socket ran in the same container"
     assert "FOUND 0" in second.stdout, second.stdout

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.jobs import Job, Limits
+from sandbox.jobs import Limits
 from sandbox.runner import SandboxRunner
 
-from .support import ATTACK_LIMITS, REFERENCE, VISIBLE_TESTS, Sandbox, processes_in_container, sandbox_containers
+from .support import ATTACK_LIMITS, REFERENCE, Sandbox, processes_in_container, run_in_pool, sandbox_containers
 from .test_escape import probe_result, with_probe
 
 pytestmark = [pytest.mark.docker, pytest.mark.security]
@@ -210,10 +210,8 @@ def reusing(sandbox_image: str) -> Iterator[SandboxRunner]:
 
 
 def _run(runner: SandboxRunner, source: str, **limits: object) -> tuple[str, str]:
-    ids: list[str] = []
-    job = Job(mode="run", source=source, tests=VISIBLE_TESTS, limits=Limits(**{**ATTACK_LIMITS, **limits}))
-    result = runner.run(job, on_event=lambda kind, data: ids.append(str(data["id"])) if kind == "container" else None)
-    return result.outcome, ids[0]
+    result, container_id = run_in_pool(runner, source, **limits)
+    return result.outcome, container_id
 
 
 def test_a_container_is_replaced_after_its_last_job(reusing: SandboxRunner) -> None:
