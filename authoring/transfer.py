@@ -9,7 +9,6 @@ same bytes again.
 
 from __future__ import annotations
 
-import ast
 import io
 import stat
 import tempfile
@@ -28,6 +27,7 @@ from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
 from exercises.models import Module, Rung, Track
 from exercises.schema import Limits
 from exercises.services import SyncReport, sync_catalog
+from sandbox.jobs import planned_tests
 
 from .exceptions import ImportRefused
 from .roles import is_admin
@@ -62,14 +62,6 @@ def _dump_yaml(data: Mapping[str, Any]) -> str:
     return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
 
 
-def _hidden_test_names(source: str) -> list[str]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")]
-
-
 def rung_folder(order: int, slug: str) -> str:
     return f"{order:02d}-{slug}"
 
@@ -79,7 +71,7 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
     meta_by_name: dict[str, Any] = dict(content.hidden_test_meta or {})
     # Hidden tests in the order the test file defines them, then any
     # description without a test (the loader reports that one by name).
-    names = [name for name in _hidden_test_names(content.hidden_tests) if name in meta_by_name]
+    names = [name for name in planned_tests(content.hidden_tests) if name in meta_by_name]
     names += [name for name in meta_by_name if name not in names]
     hidden: dict[str, Any] = {}
     for name in names:

@@ -26,13 +26,12 @@ database).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from exercises.constants import GpuNeed, gpu_need
-from sandbox.jobs import MAX_BIGINT, CaseResult, JobResult
+from sandbox.jobs import MAX_BIGINT, CaseResult, JobResult, planned_tests
 
 from . import messages
 from .constants import Kind, Outcome
@@ -91,15 +90,6 @@ class DescribesHiddenTests(Protocol):
 
 # Outcomes after which the harness stopped early: tests it never reached are listed as not run.
 STOPPED_EARLY = {Outcome.TIMEOUT, Outcome.MEMORY_LIMIT, Outcome.OUTPUT_LIMIT}
-
-
-def planned_tests(source: str) -> list[str]:
-    """The test functions a test file defines, in the order pytest runs them (none if it does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    return [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")]
 
 
 def _not_run(tests: list[ShownTest], *, kind: str, version: DescribesHiddenTests) -> list[ShownTest]:

@@ -31,8 +31,16 @@ REPORT_INFRA: Final = "report_infra"
 # the same job would fail the same way, and alerted.
 HARNESS_CRASHED: Final = "harness_crashed"
 
+# A nonce-tagged report said passed, but its own tests, or the tests the job
+# planned, do not bear that out (``sandbox.vouch``): a harness bug or a
+# compromise, never a pass. Not retried: the same job would say the same.
+REPORT_CONTRADICTED: Final = "report_contradicted"
+
 RUNNER_ERRORS: Final = frozenset(
-    {DOCKER_UNAVAILABLE, DOCKER_FAILED, IMAGE_MISSING, START_TIMEOUT, REPORT_MISSING, REPORT_INVALID, REPORT_INFRA, HARNESS_CRASHED}
-)
+    {
+        DOCKER_UNAVAILABLE, DOCKER_FAILED, IMAGE_MISSING, START_TIMEOUT, REPORT_MISSING, REPORT_INVALID, REPORT_INFRA,
+        HARNESS_CRASHED, REPORT_CONTRADICTED,
+    }
+)  # fmt: skip
 # Worth another try on another worker (or after Docker is back).
-RETRYABLE: Final = RUNNER_ERRORS - {REPORT_INFRA, HARNESS_CRASHED}
+RETRYABLE: Final = RUNNER_ERRORS - {REPORT_INFRA, HARNESS_CRASHED, REPORT_CONTRADICTED}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 Mode = Literal["run", "submit"]
@@ -66,6 +68,11 @@ class Job:
     def isolate(self) -> bool:
         return self.mode == "submit"
 
+    @property
+    def planned_tests(self) -> list[str]:
+        """The test functions of this job's files, in order (``planned_tests``)."""
+        return [name for source in self.tests.values() for name in planned_tests(source)]
+
 
 @dataclass(frozen=True)
 class CaseResult:
@@ -104,6 +111,35 @@ class JobResult:
     @property
     def is_infra_error(self) -> bool:
         return self.outcome == "infra_error"
+
+
+def _is_fixture(decorator: ast.expr) -> bool:
+    # ``@pytest.fixture``, ``@fixture`` and either called with arguments.
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(target, ast.Attribute) and target.attr == "fixture") or (isinstance(target, ast.Name) and target.id == "fixture")
+
+
+@lru_cache(maxsize=64)
+def _planned(source: str) -> tuple[str, ...]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    return tuple(
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("test_")
+        and not any(_is_fixture(decorator) for decorator in node.decorator_list)
+    )
+
+
+def planned_tests(source: str) -> list[str]:
+    """The top-level test functions a test file defines, in the order pytest
+    runs them: none if it does not parse, and never a fixture named ``test_*``
+    (pytest does not collect those). A parametrized one is reported as its
+    cases, ``test_x[...]``; a method of a test class is not counted here."""
+    return list(_planned(source))
 
 
 def truncate(text: str, limit: int) -> str:

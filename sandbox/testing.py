@@ -14,11 +14,16 @@ running, one ``test`` event per test) and grades in one of three ways:
 
 Results carry ``hidden_calls_made`` (True unless the learner's module failed
 to load), the field the real runner adds to ``JobResult`` for issue 14.
+
+Like the real runner, it believes a pass only when the result's tests bear
+it out (``sandbox.vouch``). ``job_result("passed")``'s one placeholder test
+stands for every test the job plans, so a test that just wants a pass gets
+one; a result that names its tests is checked as it is.
 """
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import inspect
 import sys
 import types
@@ -26,26 +31,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .interface import EventCallback
-from .jobs import CaseResult, Job, JobResult
+from .jobs import CaseResult, Job, JobResult, planned_tests
+from .vouch import vouch
 
 Grader = Callable[[Job], JobResult]
+# The one test of ``job_result()`` when none is given.
+PLACEHOLDER_TEST = "test_ok"
 
 
 def job_result(outcome: str = "passed", tests: Sequence[CaseResult] | None = None, **fields: Any) -> JobResult:
     """A result as the runner returns it; ``tests`` defaults to one test with ``outcome``."""
     if tests is None:
-        tests = [] if outcome in ("error", "infra_error") else [CaseResult(name="test_ok", outcome="passed" if outcome == "passed" else "failed")]
+        tests = [] if outcome in ("error", "infra_error") else [CaseResult(name=PLACEHOLDER_TEST, outcome="passed" if outcome == "passed" else "failed")]
     fields.setdefault("timings", {"run_s": 0.01, "total_s": 0.02})
     return JobResult(outcome=outcome, tests=list(tests), **fields)
-
-
-def test_names(source: str) -> list[str]:
-    """The top-level ``test_*`` functions of a test file, in order."""
-    tree = ast.parse(source)
-    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
-
-
-test_names.__test__ = False  # type: ignore[attr-defined]  # pytest: a helper, not a test
 
 
 class FakeRunner:
@@ -73,7 +72,7 @@ class FakeRunner:
         if on_event is not None:
             on_event("container", {"id": f"fake-{len(self.jobs)}"})
             on_event("running", {})
-        result = self._grade(job)
+        result = vouch(_as_planned(self._grade(job), job), job)
         if on_event is not None:
             for test in result.tests:
                 on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
@@ -89,7 +88,7 @@ class FakeRunner:
         """Grades by rules: the job's tests named in ``passes(job)`` pass, the others fail."""
 
         def grade(job: Job) -> JobResult:
-            names = [name for source in job.tests.values() for name in test_names(source)]
+            names = job.planned_tests
             passing = passes(job)
             tests = [CaseResult(name=name, outcome="passed" if name in passing else "failed", message="" if name in passing else "assert False")
                      for name in names]
@@ -101,6 +100,13 @@ class FakeRunner:
     def in_process(cls) -> FakeRunner:
         """Runs the job's tests in this process with the learner's module as the ``solution`` fixture."""
         return cls(_run_in_process)
+
+
+def _as_planned(result: JobResult, job: Job) -> JobResult:
+    """A pass with only the placeholder test, as a pass of every test the job plans."""
+    if result.outcome != "passed" or [test.name for test in result.tests] != [PLACEHOLDER_TEST] or not job.planned_tests:
+        return result
+    return dataclasses.replace(result, tests=[CaseResult(name=name, outcome="passed") for name in job.planned_tests])
 
 
 def _run_in_process(job: Job) -> JobResult:
@@ -116,7 +122,7 @@ def _run_in_process(job: Job) -> JobResult:
         for filename, source in job.tests.items():
             namespace: dict[str, Any] = {}
             exec(compile(source, filename, "exec"), namespace)
-            for name in test_names(source):
+            for name in planned_tests(source):
                 wants = inspect.signature(namespace[name]).parameters
                 try:
                     namespace[name](**({"solution": solution} if "solution" in wants else {}))

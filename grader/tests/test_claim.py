@@ -7,6 +7,7 @@ from grader import lifecycle, services
 from grader.constants import Kind, Outcome, Status
 from grader.models import Submission
 from sandbox import errors
+from sandbox.jobs import CaseResult
 from sandbox.testing import FakeRunner, job_result
 
 # Also run in `make test`'s SQLite pass (the embedded default).
@@ -82,6 +83,19 @@ def test_an_infra_error_is_retried_and_not_counted(queued, settings):
     assert queued.status == Status.DONE
     assert queued.outcome == Outcome.INFRA_ERROR
     assert queued.user.progress.count() == 0
+
+
+def test_a_pass_its_own_tests_do_not_bear_out_is_ours_not_retried_and_never_a_solve(catalog, learner):
+    rung = Rung.objects.get(slug="kv-cache-size")
+    submission = services.submit_solution(user=learner, rung=rung, kind=Kind.SUBMIT, code="x = 1\n")
+    # A report that says passed for one test of the twenty the hidden file plans.
+    runner = FakeRunner(job_result("passed", [CaseResult(name="test_anything", outcome="passed")]))
+    services.grade_submission(submission.pk, runner=runner)
+    submission.refresh_from_db()
+    assert (submission.status, submission.outcome, submission.error_code) == (Status.DONE, Outcome.INFRA_ERROR, errors.REPORT_CONTRADICTED)
+    assert (submission.attempts, len(runner.jobs)) == (1, 1)
+    assert submission.message == "The grader's report did not agree with the tests it ran; the team has been told. Please try again later."
+    assert learner.progress.count() == 0
 
 
 def test_a_broken_exercise_is_not_retried(queued):

@@ -9,8 +9,7 @@ from exercises.models import Rung, RungVersion
 from grader import messages, services
 from grader.constants import Kind, Outcome
 from grader.models import Submission
-from grader.results import planned_tests
-from sandbox.jobs import CaseResult
+from sandbox.jobs import CaseResult, planned_tests
 from sandbox.testing import FakeRunner, job_result
 
 

@@ -13,7 +13,7 @@ from grader import results, services
 from grader.constants import Kind, Outcome, Status
 from grader.messages import OUTCOME_SUMMARY, RERUN_FAILED, SUBMIT_ERROR_AFTER_HIDDEN_CALL
 from grader.models import Submission
-from sandbox.jobs import MAX_TEST_NAME, CaseResult
+from sandbox.jobs import MAX_TEST_NAME, CaseResult, planned_tests
 from sandbox.report import parse_report
 from sandbox.testing import FakeRunner, job_result
 
@@ -66,19 +66,22 @@ def test_an_error_before_any_hidden_call_is_shown_as_it_is(rung, learner, client
 
 
 def test_after_a_submit_durations_are_withheld_and_memory_and_timings_coarsened(rung, learner, client):
-    tests = [CaseResult(name=f"test_{n}", outcome="passed", duration_s=0.1 + n / 1000) for n in range(3)]
+    hidden = planned_tests(rung.current_version.hidden_tests)
+    tests = [CaseResult(name=name, outcome="passed", duration_s=0.1 + n / 1000) for n, name in enumerate(hidden)]
     peak = 123_456_789
     submission = _grade(rung, learner, Kind.SUBMIT, job_result(Outcome.PASSED, tests, peak_memory_bytes=peak, timings={"run_s": 1.337, "total_s": 2.5}))
     state = _state(client, learner, submission)
-    assert [test["duration_s"] for test in state["tests"]] == [0.0, 0.0, 0.0]
+    assert state["outcome"] == Outcome.PASSED
+    assert [test["duration_s"] for test in state["tests"]] == [0.0] * len(hidden)
     assert state["peak_memory_bytes"] == math.ceil(peak / results.MEMORY_BUCKET) * results.MEMORY_BUCKET
     assert state["timings"]["run_s"] == 1 and state["timings"]["total_s"] == 2
 
 
 def test_after_a_run_durations_memory_and_output_are_shown_exactly(rung, learner, client):
-    tests = [CaseResult(name="test_visible", outcome="passed", duration_s=0.1234)]
+    tests = [CaseResult(name=name, outcome="passed", duration_s=0.1234) for name in planned_tests(rung.current_version.visible_tests)]
     submission = _grade(rung, learner, Kind.RUN, job_result(Outcome.PASSED, tests, peak_memory_bytes=12345, stdout="hello"))
     state = _state(client, learner, submission)
+    assert state["outcome"] == Outcome.PASSED
     assert state["tests"][0]["duration_s"] == 0.123
     assert state["peak_memory_bytes"] == 12345 and state["stdout"] == "hello"
 

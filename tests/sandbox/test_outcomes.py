@@ -83,3 +83,24 @@ def test_a_submit_says_when_its_rerun_begins_after_its_first_runs_tests(sandbox:
     assert kinds.count("test") == len(submit.result.tests) > 1
     run = sandbox.grade(REFERENCE)
     assert run.outcome == "passed" and "rerun" not in [kind for kind, _ in run.events]
+
+
+@pytest.mark.docker
+def test_a_pass_that_leaves_out_a_test_the_file_defines_is_not_believed(sandbox: Sandbox) -> None:
+    # pytest never collects the first test (the file deletes it), so the
+    # harness honestly reports one test, passed. The host counts the test
+    # functions the file defines, and a pass must cover them all.
+    tests = textwrap.dedent(
+        """
+        def test_defined_but_never_collected(solution):
+            assert False
+
+        def test_trivial(solution):
+            assert True
+
+        del test_defined_but_never_collected
+        """
+    )
+    graded = sandbox.grade(REFERENCE, tests={"test_visible.py": tests})
+    assert (graded.outcome, graded.result.error_code) == ("infra_error", "report_contradicted"), graded.describe()
+    assert graded.result.tests == []
