@@ -22,24 +22,29 @@ OUTCOME_SUMMARY = {
 }
 
 # Ours, keyed by the stable error code (``sandbox.errors`` and ``ErrorCode``).
+# Each says what happened; a job put back in the queue adds ``RETRYING``, and
+# one that ended shows the outcome's own text after it (OUTCOME_SUMMARY).
 INFRA_ERRORS: dict[str, str] = {
-    errors.DOCKER_UNAVAILABLE: "The grader is unavailable, retrying.",
-    errors.DOCKER_FAILED: "The grader failed while running your code, retrying.",
+    errors.DOCKER_UNAVAILABLE: "The grader is unavailable.",
+    errors.DOCKER_FAILED: "The grader failed while running your code.",
     errors.IMAGE_MISSING: "The grader is not set up (sandbox image missing).",
-    errors.REPORT_MISSING: "The grader produced no report, retrying.",
-    errors.START_TIMEOUT: "The grader took too long to start, retrying.",
-    errors.REPORT_INVALID: "The grader's report was unreadable, retrying.",
+    errors.REPORT_MISSING: "The grader produced no report.",
+    errors.START_TIMEOUT: "The grader took too long to start.",
+    errors.REPORT_INVALID: "The grader's report was unreadable.",
     errors.REPORT_INFRA: "The exercise's tests could not run; the instructors have been told.",
     errors.HARNESS_CRASHED: "The grader failed on its side while grading this; the team has been told. Please try again later.",
     errors.REPORT_CONTRADICTED: "The grader's report did not agree with the tests it ran; the team has been told. Please try again later.",
     ErrorCode.ATTEMPTS_EXHAUSTED: "The grader failed several times in a row. This attempt does not count; please try again later.",
     ErrorCode.RECORD_FAILED: "The grader could not store this result. This attempt does not count; please try again.",
 }
+RETRYING = "Retrying."
 
 
-def infra_error(code: str) -> str:
-    """The learner's sentence for an infrastructure failure (a generic one for an unknown code)."""
-    return INFRA_ERRORS.get(code, OUTCOME_SUMMARY[Outcome.INFRA_ERROR])
+def infra_error(code: str, *, retrying: bool = False) -> str:
+    """The learner's sentence for an infrastructure failure (a generic one for an
+    unknown code); ``retrying`` when the job went back to the queue for another try."""
+    sentence = INFRA_ERRORS.get(code, OUTCOME_SUMMARY[Outcome.INFRA_ERROR])
+    return f"{sentence} {RETRYING}" if retrying else sentence
 
 
 HIDDEN_TEST_FALLBACK = "A hidden edge case failed."

@@ -228,7 +228,7 @@ def grade_submission(submission_id: int, *, runner: Runner | None = None, worker
         return None
     if result.is_infra_error and result.error_code in errors.RETRYABLE and claim.attempt < settings.GRADER_MAX_ATTEMPTS:
         # Ours, not the learner's: put it back in the queue for another try.
-        if not lifecycle.requeue(claim, error_code=result.error_code, message=messages.infra_error(result.error_code)):
+        if not lifecycle.requeue(claim, error_code=result.error_code, message=messages.infra_error(result.error_code, retrying=True)):
             return None
         log.warning("submission %s: %s (%s); retrying", submission.pk, result.error_code, result.message)
         raise RetryLater(result.message, delay_s=2 ** claim.attempt)

@@ -78,10 +78,13 @@ def test_an_infra_error_is_retried_and_not_counted(queued, settings):
         services.grade_submission(queued.pk, runner=runner)
     queued.refresh_from_db()
     assert queued.status == Status.QUEUED
+    assert queued.message == "The grader is unavailable. Retrying."
     services.grade_submission(queued.pk, runner=runner)
     queued.refresh_from_db()
     assert queued.status == Status.DONE
     assert queued.outcome == Outcome.INFRA_ERROR
+    # The last try says what happened, and no longer that it is retrying.
+    assert queued.message == "The grader is unavailable."
     assert queued.user.progress.count() == 0
 
 

@@ -82,7 +82,7 @@ def test_with_docker_unavailable_the_job_waits_retries_and_says_so(kv, learner, 
     client.force_login(learner)
     state = client.get(f"/submissions/{submission.pk}/state").json()
     assert state["status"] == "queued"
-    assert state["message"] == "The grader is unavailable, retrying."
+    assert state["message"] == "The grader is unavailable. Retrying."
     assert state["outcome"] == ""
     broken.stop()
 
