@@ -32,6 +32,7 @@ from . import services as frontend_services
 from .forms import CodeForm, DraftForm, SignupForm
 from .markdown import render_markdown
 from .models import Draft
+from .reference import unlocked_reference
 from .sections import reference_anchor, split_sections
 
 log = logging.getLogger(__name__)
@@ -206,23 +207,13 @@ def _regrade_json(result: Any) -> dict[str, Any] | None:
 @login_required
 @require_GET
 def rung_reference(request: HttpRequest, slug: str) -> JsonResponse:
-    """The reference solution and the hidden tests' descriptions, once passed
-    (403 before), with the learner's own latest passing code beside them."""
+    """The reference solution and the hidden tests' descriptions (and the
+    source of those marked ``after_solve``), once passed (403 before), with
+    the learner's own latest passing code beside them."""
     rung = _get_rung(slug)
     if not services.can_see_reference(request.user, rung):
         return JsonResponse({"error": "The reference solution unlocks once you pass the hidden tests."}, status=403)
-    version = rung.current_version
-    assert version is not None
-    passing = (
-        Submission.objects.filter(user_id=int(request.user.pk or 0), rung=rung, kind=Kind.SUBMIT, outcome=Outcome.PASSED).only("code").first()
-    )
-    return JsonResponse(
-        {
-            "reference": version.reference_code,
-            "hidden_tests": [{"name": name, "description": meta.get("description", "")} for name, meta in version.hidden_test_meta.items()],
-            "your_solution": passing.code if passing else None,
-        }
-    )
+    return JsonResponse(unlocked_reference(int(request.user.pk or 0), rung))
 
 
 @login_required

@@ -688,6 +688,34 @@ def test_a_rejudge_is_shown_on_the_module_page_and_on_the_attempt(page_site: str
 # --- With a real worker and sandbox: runs, results, cancel, timeout, next rung -------------
 
 
+def test_a_solved_rung_shows_the_code_of_the_hidden_tests_its_author_chose_to_show(page_site: str, browser: Any, learner: Any,
+                                                                                    shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    from exercises.models import Rung
+    from frontend.reference import test_sources
+    from grader.constants import Outcome
+    from grader.models import Progress
+
+    rung = Rung.objects.get(slug="kv-cache-size")
+    version = rung.current_version
+    assert version is not None
+    shown = list(version.hidden_test_meta)[1]
+    version.hidden_test_meta = {**version.hidden_test_meta, shown: {**version.hidden_test_meta[shown], "visibility": "after_solve"}}
+    version.save(update_fields=["hidden_test_meta"])
+    Progress.objects.create(user=learner, rung=rung, best_outcome=Outcome.PASSED, solved_at=version.created_at)
+
+    page = _open(browser, page_site, WIDE, learner)
+    expect(page.locator("#reference")).to_be_visible()
+    expect(page.locator("#hidden-tests li")).to_have_count(len(version.hidden_test_meta))
+    source = page.locator("#hidden-tests .hidden-test-source")
+    expect(source).to_have_count(1)  # the other tests stay described only
+    expect(page.locator("#hidden-tests li").nth(1).locator(".hidden-test-source")).to_be_visible()
+    assert source.inner_text().strip() == test_sources(version.hidden_tests)[shown].strip()
+    expect(source.locator(".tok-keyword").first).to_be_visible()  # highlighted like the editor
+    page.locator("#reference").screenshot(path=str(shots / "workspace-hidden-test-after-solve.png"))
+
+
 @pytest.fixture(scope="module")
 def module_worker(module_worker_factory: Any) -> Any:
     # A short Run limit, so an infinite loop at import time ends quickly.

@@ -31,6 +31,13 @@ export async function showReference(url, getCode, focus) {
     const name = document.createElement("code");
     name.textContent = t.name;
     li.append(name, document.createTextNode(": " + (t.description || "")));
+    if (t.source) {
+      // Its author chose to show this test's code once the rung is solved.
+      const code = document.createElement("div");
+      code.className = "code-view hidden-test-source";
+      showCode(code, t.source);
+      li.appendChild(code);
+    }
     list.appendChild(li);
   }
   const section = $("reference");

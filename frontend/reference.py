@@ -1,0 +1,60 @@
+"""What a learner sees once a rung's reference unlocks (after a passing Submit).
+
+The reference solution, the learner's own passing code beside it, and the
+hidden tests: each one's name and description, and the source of those its
+author marked ``visibility: after_solve`` in rung.yaml. The source of a
+test marked ``hidden`` (the default) never reaches a learner, solved or not.
+The caller checks the unlock (``grader.services.can_see_reference``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from exercises.constants import TestVisibility
+from exercises.models import Rung, RungVersion
+from grader.constants import Kind, Outcome
+from grader.models import Submission
+
+
+def test_sources(tests: str) -> dict[str, str]:
+    """Each top-level test function of a test file, by name: its source, decorators included (none if it does not parse)."""
+    try:
+        tree = ast.parse(tests)
+    except (SyntaxError, ValueError):
+        return {}
+    lines = tests.splitlines()
+    sources: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            sources[node.name] = "\n".join(lines[first - 1 : node.end_lineno]) + "\n"
+    return sources
+
+
+test_sources.__test__ = False  # type: ignore[attr-defined]  # pytest: a helper, not a test
+
+
+def hidden_tests_once_solved(version: RungVersion) -> list[dict[str, str]]:
+    """The hidden tests as a learner who passed sees them, in the author's order."""
+    sources = test_sources(version.hidden_tests)
+    shown = []
+    for name, meta in version.hidden_test_meta.items():
+        entry = {"name": name, "description": str(meta.get("description", ""))}
+        if meta.get("visibility") == TestVisibility.AFTER_SOLVE and name in sources:
+            entry["source"] = sources[name]
+        shown.append(entry)
+    return shown
+
+
+def unlocked_reference(user_id: int, rung: Rung) -> dict[str, Any]:
+    """The reference panel's data for a learner who may see it."""
+    version = rung.current_version
+    assert version is not None
+    passing = Submission.objects.filter(user_id=user_id, rung=rung, kind=Kind.SUBMIT, outcome=Outcome.PASSED).only("code").first()
+    return {
+        "reference": version.reference_code,
+        "hidden_tests": hidden_tests_once_solved(version),
+        "your_solution": passing.code if passing else None,
+    }
