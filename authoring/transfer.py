@@ -13,6 +13,7 @@ import io
 import stat
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,7 @@ from exercises.services import SyncReport, sync_catalog
 from sandbox.jobs import planned_tests
 
 from .exceptions import ImportRefused
+from .models import RungDraft
 from .roles import is_admin
 
 # Bounds on an uploaded zip: the catalog is text and small.
@@ -238,11 +240,33 @@ def unzip_files(data: bytes) -> dict[str, str]:
                 files[name] = archive.read(info).decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ImportRefused(f"{name}: not UTF-8 text") from exc
+            except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+                # A wrong CRC or size, a truncated or corrupt entry.
+                raise ImportRefused(f"{name}: damaged in the zip file ({exc})"[:300]) from exc
+            except (NotImplementedError, RuntimeError) as exc:
+                # An unknown compression method, or an encrypted entry.
+                raise ImportRefused(f"{name}: cannot be unpacked ({exc})"[:300]) from exc
+    _refuse_file_folder_clashes(files)
     return files
 
 
+def _refuse_file_folder_clashes(files: Mapping[str, str]) -> None:
+    """A zip may list ``a`` as a file and ``a/b`` inside it as a folder: no folder can hold both."""
+    folders = {str(parent) for name in files for parent in PurePosixPath(name).parents if str(parent) != "."}
+    clash = sorted(folders & set(files))
+    if clash:
+        raise ImportRefused(f"{clash[0]}: is both a file and a folder in the zip file")
+
+
 def _check_import_allowed(catalog: list[TrackFiles], user: Any) -> None:
-    """An instructor may add modules and change their own; only admins change tracks or others' modules."""
+    """An instructor may add modules and change their own; only admins change tracks or others' modules.
+    No one imports a rung whose slug an unpublished draft holds (slugs are unique across the site)."""
+    for track_files in catalog:
+        for module_files in track_files.modules:
+            for rung_files_ in module_files.rungs:
+                draft = RungDraft.objects.filter(slug=rung_files_.meta.slug, rung__isnull=True).select_related("module").first()
+                if draft is not None:
+                    raise ImportRefused(f"rung '{draft.slug}' is an unpublished draft in module '{draft.module.slug}'; its slug is taken")
     if is_admin(user):
         return
     for track_files in catalog:

@@ -91,6 +91,8 @@ def _read_yaml(path: Path, model: type[M]) -> M:
         data: Any = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise CatalogError(f"{path}: invalid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise CatalogError(f"{path}: invalid YAML: nested too deeply") from exc
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: expected a mapping of keys at the top level")
     try:

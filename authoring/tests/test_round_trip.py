@@ -130,3 +130,53 @@ def test_an_instructor_cannot_import_over_a_module_they_do_not_own(catalog, inst
     Module.objects.get(slug=MODULE).owners.add(instructor)
     report = transfer.import_files(files, instructor)
     assert report.new_versions == []
+
+
+def _zip_of(entries: list[tuple[str, str]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, text in entries:
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("entries", [[("t/a/b", "x"), ("t/a", "y")], [("t/a", "y"), ("t/a/b", "x")]])
+def test_it_refuses_a_name_that_is_both_a_file_and_a_folder(entries):
+    with pytest.raises(ImportRefused, match="t/a: is both a file and a folder"):
+        transfer.unzip_files(_zip_of(entries))
+
+
+def test_it_refuses_an_entry_damaged_in_the_zip():
+    data = bytearray(_zip_of([("t/track.yaml", "slug: t\ntitle: T\n" * 50)]))
+    # Flip bytes of the compressed data (after the 30-byte local header and the name).
+    start = 30 + len("t/track.yaml")
+    data[start + 5 : start + 9] = b"\xde\xad\xbe\xef"
+    with pytest.raises(ImportRefused, match=r"t/track\.yaml: damaged in the zip file"):
+        transfer.unzip_files(bytes(data))
+
+
+def test_yaml_nested_too_deeply_is_refused_in_words(catalog, admin_user):
+    files = transfer.export_module(Module.objects.get(slug=MODULE))
+    key = f"{TRACK}/{MODULE}/module.yaml"
+    files[key] = files[key] + "deep: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(ImportRefused, match="nested too deeply"):
+        transfer.import_files(files, admin_user)
+
+
+def test_an_import_cannot_take_the_slug_of_an_unpublished_draft(catalog, instructor, admin_user):
+    from authoring import services
+
+    module = Module.objects.get(slug=MODULE)
+    module.owners.add(instructor)
+    services.create_draft(module=module, slug="not-yet-published", title="Soon", user=instructor)
+    files = transfer.export_module(module)
+    old = f"{TRACK}/{MODULE}/rungs/01-kv-cache-size/"
+    renamed = {
+        (name.replace(old, f"{TRACK}/{MODULE}/rungs/09-not-yet-published/") if name.startswith(old) else name): text for name, text in files.items()
+    }
+    rung_yaml = f"{TRACK}/{MODULE}/rungs/09-not-yet-published/rung.yaml"
+    renamed[rung_yaml] = renamed[rung_yaml].replace("slug: kv-cache-size", "slug: not-yet-published")
+    for user in (instructor, admin_user):
+        with pytest.raises(ImportRefused, match="'not-yet-published' is an unpublished draft in module"):
+            transfer.import_files(renamed, user)
+    assert not Rung.objects.filter(slug="not-yet-published").exists()
