@@ -17,6 +17,13 @@ class SignupForm(UserCreationForm[User]):
         model = User
         fields = ("username", "email")
 
+    def clean_username(self) -> str:
+        username: str = super().clean_username()
+        prefix = settings.LTI_USERNAME_PREFIX
+        if username.lower().startswith(prefix):
+            raise forms.ValidationError(f"Names starting with “{prefix}” are kept for accounts made by an LMS; choose another.", code="reserved")
+        return username
+
 
 def code_size(code: str) -> int:
     """The size the limit counts: UTF-8 bytes, as the browser's counter shows them."""

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
+from lti_tool.lti_core.constants import ContextRole
+from lti_tool.lti_core.utils import normalize_role
 from lti_tool.models import LtiLaunch, LtiMembership, LtiUser
 from lti_tool.utils import sync_data_from_launch
 from pylti1p3.exception import LtiException
@@ -48,8 +52,9 @@ class AcceptedLaunch:
 
 def validate_launch(request: Any) -> LtiLaunch:
     """The launch of ``request``, checked end to end; LaunchRefused says why not."""
-    message_launch = tool.message_launch(request)
     try:
+        # Over HTTPS pylti1p3 already checks its session cookie here, before validate().
+        message_launch = tool.message_launch(request)
         message_launch.validate()
     except (LtiException, UnknownDeployment, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise refusals.classify(exc) from exc
@@ -79,38 +84,71 @@ def accept_launch(request: Any) -> AcceptedLaunch:
         raise LaunchRefused(refusals.BAD_MESSAGE, "only resource links and deep linking are supported")
     sync_data_from_launch(launch)
     user = account_for(launch.user)
+    return AcceptedLaunch(launch=launch, user=user, is_instructor=sync_roles(launch))
+
+
+def sync_roles(launch: LtiLaunch) -> bool:
+    """Store the course roles this launch claims, every one of them, and say whether it is an instructor's.
+
+    The role is this launch's, never a stored one: django-lti only ever sets
+    a membership's role flags and never clears them, so a TA switched back
+    to Learner in the LMS stayed an instructor here, in every later launch.
+    """
+    roles = {normalize_role(role) for role in launch.roles_claim}
+    flags = {
+        "is_administrator": ContextRole.ADMINISTRATOR in roles,
+        "is_content_developer": ContextRole.CONTENT_DEVELOPER in roles,
+        "is_instructor": ContextRole.INSTRUCTOR in roles,
+        "is_learner": ContextRole.LEARNER in roles,
+        "is_mentor": ContextRole.MENTOR in roles,
+    }
     membership: LtiMembership = launch.membership
-    return AcceptedLaunch(launch=launch, user=user, is_instructor=bool(membership.is_instructor or membership.is_administrator))
+    if LtiMembership.objects.filter(pk=membership.pk).update(**flags) != 1:
+        raise LaunchRefused(refusals.BAD_MESSAGE, "the course membership of this launch vanished while it was stored")
+    return flags["is_instructor"] or flags["is_administrator"]
 
 
 def _username(lti_user: LtiUser) -> str:
     digest = hashlib.sha256(lti_user.sub.encode("utf-8")).hexdigest()[:24]
-    return f"lti-{lti_user.registration_id}-{digest}"
+    return f"{settings.LTI_USERNAME_PREFIX}{lti_user.registration_id}-{digest}"
 
 
 def account_for(lti_user: LtiUser) -> Any:
     """The platform-scoped account of ``lti_user``: one per (registration, sub), made on the first launch.
 
     An administrator may link an LTI user to an existing account instead
-    (the LTI users admin); a link already there is kept.
+    (the LTI users admin); a link already there is kept. An account is
+    never adopted by its name: anyone could have signed up with the name a
+    launch would pick (``lti-<registration>-<hash of sub>``, which a
+    learner can work out) and set its password, then logged in as that
+    LMS user, a teacher's role included. A name already taken gets a random
+    suffix instead.
     """
     User = get_user_model()
     if lti_user.auth_user_id is not None:
         return User.objects.get(pk=lti_user.auth_user_id)
     defaults = {"first_name": (lti_user.given_name or lti_user.name)[:150], "last_name": lti_user.family_name[:150], "email": lti_user.email}
-    try:
-        with transaction.atomic():
-            user, created = User.objects.get_or_create(username=_username(lti_user), defaults=defaults)
-    except IntegrityError:
-        user, created = User.objects.get(username=_username(lti_user)), False
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    # Conditional: a concurrent first launch of the same person links the same account.
+    user = _new_account(User, _username(lti_user), defaults)
+    # Conditional: of two concurrent first launches of the same person, one
+    # links its account; the other uses that one and drops its own.
     if LtiUser.objects.filter(pk=lti_user.pk, auth_user__isnull=True).update(auth_user=user) != 1:
+        user.delete()
         linked = LtiUser.objects.values_list("auth_user_id", flat=True).get(pk=lti_user.pk)
         return User.objects.get(pk=linked)
     return user
+
+
+def _new_account(User: Any, username: str, defaults: dict[str, str]) -> Any:
+    for name in (username, *(f"{username}-{secrets.token_hex(4)}" for _ in range(5))):
+        try:
+            with transaction.atomic():
+                user = User(username=name, **defaults)
+                user.set_unusable_password()
+                user.save()
+                return user
+        except IntegrityError:
+            continue
+    raise LaunchRefused(refusals.BAD_MESSAGE, f"no free account name for {username}")
 
 
 def _target(launch: LtiLaunch) -> tuple[Module, Rung | None] | None:

@@ -59,6 +59,8 @@ REFUSALS: dict[str, Refusal] = {
 # pylti1p3 2.0.0's sentences -> our codes (checked in order; the first match wins).
 _SENTENCES: tuple[tuple[str, str], ...] = (
     ("Missing state param", BAD_STATE),
+    # The browser did not send back pylti1p3's session cookie (HTTPS only), e.g. third-party cookies blocked.
+    ("Missing %s cookie", BAD_STATE),
     ("State not found", BAD_STATE),
     ("Missing id_token", MALFORMED),
     ("JWT must contain 3 parts", MALFORMED),

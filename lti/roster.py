@@ -2,8 +2,9 @@
 
 ``refresh_roster`` fetches the roster through the course's membership
 service and stores it as django-lti memberships. ``roster_for`` lists, for
-every course that links to a module (or one of its rungs), its members and
-where each stands on each rung, and the grades sent back for them.
+every course that links to a module (or one of its rungs) and that the
+viewer teaches, its members and where each stands on each rung, and the
+grades sent back for them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+from django.db.models import Q, QuerySet
 from lti_tool.models import LtiContext, LtiMembership
 from pylti1p3.exception import LtiException
 from pylti1p3.names_roles import NamesRolesProvisioningService
@@ -70,19 +72,27 @@ class Course:
     rows: list[RosterRow]
 
 
-def courses_linking(module: Module) -> list[LtiContext]:
-    return list(
-        LtiContext.objects.filter(resource_links__placement__module=module)
-        .select_related("deployment__registration")
-        .distinct()
-        .order_by("title", "pk")
-    )
+def courses_linking(module: Module, viewer: Any) -> QuerySet[LtiContext]:
+    """The courses linking to ``module`` whose rosters ``viewer`` may see: those
+    they teach (an active instructor or administrator member, as of their last
+    launch or roster fetch), or every one for staff.
+
+    Owning the module is not enough: courses of other LMSes and other
+    teachers link to the same module, and their members' names and progress
+    are theirs to see, not every owner's.
+    """
+    contexts = LtiContext.objects.filter(resource_links__placement__module=module)
+    if not viewer.is_staff:
+        teaches = Q(memberships__is_instructor=True) | Q(memberships__is_administrator=True)
+        contexts = contexts.filter(teaches, memberships__user__auth_user=viewer, memberships__is_active=True)
+    ordered: QuerySet[LtiContext] = contexts.select_related("deployment__registration").distinct().order_by("title", "pk")
+    return ordered
 
 
-def roster_for(module: Module, rungs: list[Rung]) -> list[Course]:
-    """Each course linking to ``module``: its active members, their state on each of ``rungs``, their scores sent."""
+def roster_for(module: Module, rungs: list[Rung], viewer: Any) -> list[Course]:
+    """Each course linking to ``module`` that ``viewer`` may see: its active members, their state on each of ``rungs``, their scores sent."""
     courses = []
-    for context in courses_linking(module):
+    for context in courses_linking(module, viewer):
         memberships = list(context.memberships.filter(is_active=True).select_related("user").order_by("user__family_name", "user__name", "user__sub"))
         account_ids = [m.user.auth_user_id for m in memberships if m.user.auth_user_id is not None]
         solved = set(Progress.objects.filter(user_id__in=account_ids, rung__in=rungs, solved_at__isnull=False).values_list("user_id", "rung_id"))

@@ -13,13 +13,13 @@ import logging
 from django.contrib import messages
 from django.contrib.auth import login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from lti_tool.models import Key, LtiContext
+from lti_tool.models import Key
 from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
 from pylti1p3.exception import OIDCException
 
@@ -115,7 +115,10 @@ def module_roster(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect(f"{reverse('login')}?next={request.path}")
     module = _module_for_instructor(request, slug)
     if request.method == "POST":
-        context = get_object_or_404(LtiContext, pk=request.POST.get("context"), resource_links__placement__module=module)
+        chosen = request.POST.get("context", "")
+        if not chosen.isdigit():
+            raise Http404("no such course")
+        context = get_object_or_404(roster.courses_linking(module, request.user), pk=int(chosen))
         try:
             count = roster.refresh_roster(context)
         except roster.RosterUnavailable as exc:
@@ -124,4 +127,4 @@ def module_roster(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"{count} members fetched from the LMS for {context}.")
         return redirect("lti:module-roster", slug=module.slug)
     rungs = list(Rung.objects.filter(module=module, current_version__isnull=False).select_related("current_version").order_by("order", "slug"))
-    return render(request, "lti/roster.html", {"module": module, "rungs": rungs, "courses": roster.roster_for(module, rungs)})
+    return render(request, "lti/roster.html", {"module": module, "rungs": rungs, "courses": roster.roster_for(module, rungs, request.user)})

@@ -396,6 +396,9 @@ LTI_HTTP_TIMEOUT_S: float = env_float("LTI_HTTP_TIMEOUT_S", 10.0, minimum=0.1)
 # between tries doubles from LTI_SCORE_RETRY_DELAY_S.
 LTI_SCORE_MAX_ATTEMPTS: int = env_int("LTI_SCORE_MAX_ATTEMPTS", 5, minimum=1)
 LTI_SCORE_RETRY_DELAY_S: int = env_int("LTI_SCORE_RETRY_DELAY_S", 10, minimum=1)
+# Accounts made by an LTI launch are named ``<this><registration>-<hash of sub>``;
+# the sign-up form refuses names that start with it (a constant, not an option).
+LTI_USERNAME_PREFIX = "lti-"
 
 LOGGING = {
     "version": 1,

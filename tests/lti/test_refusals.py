@@ -115,3 +115,13 @@ def test_a_forged_deep_link_answer_is_refused(lms, registration, browser, live_s
 
     answer = browser.post(live_server.url + reverse("lti:deep-link"), {"launch": "forged", "target": "rung:kv-cache-size"})
     _assert_refused(answer, "session_lost")
+
+
+def test_a_launch_over_https_without_its_session_cookie_is_refused_in_words(client):
+    # pylti1p3 checks its session cookie while the launch is built (over
+    # HTTPS only): a browser that blocks third-party cookies got a 500.
+    from django.urls import reverse
+
+    refused = client.post(reverse("lti:launch"), {"id_token": "a.b.c", "state": "state-x"}, secure=True)
+    assert refused.status_code == 403
+    assert 'data-refusal="bad_state"' in refused.content.decode()
