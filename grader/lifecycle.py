@@ -212,6 +212,15 @@ def cancel(kind: JobKind, pk: int, **fields: Any) -> bool:
     return cancelled == 1
 
 
+def lock_held(claim: Claim) -> bool:
+    """Lock ``claim``'s job row until the transaction ends, if the claim still holds it; whether it does.
+
+    Call inside a transaction that writes rows of a running job: a finish,
+    cancel or reap waits for it, and one that came first makes it False.
+    """
+    return _held(claim).select_for_update().values_list("pk", flat=True).first() is not None
+
+
 def holds(claim: Claim) -> bool:
     """Whether ``claim`` still holds its job (not cancelled, not reaped)."""
     return _held(claim).exists()

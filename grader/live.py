@@ -11,8 +11,12 @@ test for a while). Rows still held when the job ends are never written:
 the final grade replaces every row in one transaction
 (``grader.results.write_test_rows``) just after.
 
-Everything runs in the thread that reads the job's events, so no write can
-land after the final grade's.
+Everything runs in the thread that reads the job's events, so no write of
+this worker's lands after its own final grade. A write is also conditional on
+the worker's claim, in one transaction that locks the job's row first: once
+the job is cancelled, or reaped and graded by another worker, a worker still
+running it writes no row (it would overwrite the final grade's rows, or fill
+a cancelled job's).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from django.db import transaction
+
 from sandbox.jobs import CaseResult
 
-from . import events, results
+from . import events, lifecycle, results
 from .models import Submission
 
 log = logging.getLogger(__name__)
@@ -33,8 +39,9 @@ log = logging.getLogger(__name__)
 class LiveTestRows:
     """Receives a job's events (``on_event``); writes its live test rows in batches."""
 
-    def __init__(self, submission: Submission, every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, submission: Submission, claim: lifecycle.Claim, every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.submission = submission
+        self.claim = claim
         self.every_s = every_s
         self.clock = clock
         self.order = 0
@@ -60,8 +67,13 @@ class LiveTestRows:
         held, self.held = self.held, []
         self.last_write = self.clock()
         version = self.submission.rung_version
+        rows = [(order, results.present_test(case, kind=self.submission.kind, version=version)) for order, case in held]
         try:
-            results.write_live_test_rows(self.submission, [(order, results.present_test(case, kind=self.submission.kind, version=version)) for order, case in held])
+            with transaction.atomic():
+                if not lifecycle.lock_held(self.claim):
+                    log.info("submission %s: claim lost; its live test rows are dropped", self.submission.pk)
+                    return
+                results.write_live_test_rows(self.submission, rows)
         except Exception:
             log.exception("submission %s: could not record its live test rows", self.submission.pk)
             return

@@ -211,7 +211,7 @@ def grade_submission(submission_id: int, *, runner: Runner | None = None, worker
     submission = Submission.objects.select_related("rung_version__rung", "user").get(pk=submission_id)
     events.publish_changed(submission.channel)
     runner = runner or default_runner()
-    live_rows = LiveTestRows(submission, settings.GRADER_LIVE_ROWS_EVERY_S)
+    live_rows = LiveTestRows(submission, claim, settings.GRADER_LIVE_ROWS_EVERY_S)
     cancel_watch = _CancelWatch(claim, runner)
 
     def on_event(kind: str, data: dict[str, Any]) -> None:

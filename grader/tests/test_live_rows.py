@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from exercises.models import Rung
-from grader import events, live, results, services
-from grader.constants import Kind, Outcome
+from grader import events, lifecycle, live, results, services
+from grader.constants import Kind, Outcome, Status
 from grader.models import Submission
 from sandbox.jobs import CaseResult
 from sandbox.testing import FakeRunner, job_result
@@ -36,10 +36,16 @@ def _submission(learner: Any, kind: str = Kind.SUBMIT) -> Submission:
     return services.submit_solution(user=learner, rung=rung, kind=kind, code="x = 1\n")
 
 
+def _claimed(submission: Submission) -> lifecycle.Claim:
+    claim = lifecycle.claim(lifecycle.SUBMISSIONS, submission.pk, "live@test")
+    assert claim is not None
+    return claim
+
+
 def _live(learner: Any, every_s: float) -> tuple[Submission, Clock, live.LiveTestRows]:
     submission = _submission(learner)
     clock = Clock()
-    return submission, clock, live.LiveTestRows(submission, every_s=every_s, clock=clock)
+    return submission, clock, live.LiveTestRows(submission, _claimed(submission), every_s=every_s, clock=clock)
 
 
 def _test(name: str, outcome: str = "passed") -> dict[str, Any]:
@@ -88,7 +94,7 @@ def test_slow_tests_are_each_written_as_they_end(catalog, learner, enqueued, pub
 
 def test_zero_interval_writes_every_test_at_once(catalog, learner, enqueued, published):
     submission = _submission(learner)
-    rows = live.LiveTestRows(submission, every_s=0.0, clock=Clock())
+    rows = live.LiveTestRows(submission, _claimed(submission), every_s=0.0, clock=Clock())
     for number in range(5):
         rows.on_event("test", _test(f"test_{number}"))
     assert len(_rows(submission)) == 5 and len(published) == 5
@@ -106,7 +112,7 @@ def test_a_row_written_before_is_updated_and_a_name_said_twice_keeps_its_last_wo
 
 def test_other_events_write_nothing(catalog, learner, enqueued, published):
     submission = _submission(learner)
-    rows = live.LiveTestRows(submission, every_s=0.25, clock=Clock())
+    rows = live.LiveTestRows(submission, _claimed(submission), every_s=0.25, clock=Clock())
     rows.on_event("container", {"id": "c1"})
     rows.on_event("running", {})
     assert _rows(submission) == [] and published == []
@@ -157,6 +163,22 @@ def test_a_write_that_fails_loses_no_grade(catalog, learner, enqueued, published
         raise RuntimeError("database gone")
 
     monkeypatch.setattr(results, "write_live_test_rows", broken)
-    rows = live.LiveTestRows(submission, every_s=0.0, clock=Clock())
+    rows = live.LiveTestRows(submission, _claimed(submission), every_s=0.0, clock=Clock())
     rows.on_event("test", _test("test_a"))  # logged, not raised: the job goes on
     assert published == [] and rows.writes == 0
+
+
+@pytest.mark.parametrize("lose", ["cancelled", "reaped"])
+def test_a_worker_that_lost_its_claim_writes_no_live_row(catalog, learner, enqueued, published, lose):
+    submission, _clock, rows = _live(learner, 0.0)
+    rows.on_event("test", _test("test_a"))
+    assert _rows(submission) == [(1, "test_a", "passed")]
+    if lose == "cancelled":
+        services.cancel_submission(submission)
+    else:  # the reaper put it back and another worker took it
+        Submission.objects.filter(pk=submission.pk).update(status=Status.QUEUED, claimed_by="")
+        assert lifecycle.claim(lifecycle.SUBMISSIONS, submission.pk, "other@test") is not None
+    before = _rows(submission)
+    rows.on_event("test", _test("test_b"))
+    rows.on_event("test", _test("test_a", "failed"))
+    assert _rows(submission) == before
