@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Min
 from django.utils import timezone
@@ -149,19 +150,33 @@ def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submissio
             if Submission.objects.filter(pk=queued_run.pk, status=Status.QUEUED).update(code=code, rung_version=version):
                 queued_run.refresh_from_db()
                 return queued_run
-    _check_jobs_in_flight(user)
-    _check_rate(user)
-    _check_queue_room()
     seed = secrets.randbits(SEED_BITS) if kind == Kind.SUBMIT else 0
-    try:
-        with transaction.atomic():
-            submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code, seed=seed)
-            lifecycle.enqueue_on_commit(lifecycle.SUBMISSIONS, submission.pk, queue)
-    except IntegrityError as exc:
-        if Submission.objects.filter(user=user, rung=rung, status__in=[Status.QUEUED, Status.RUNNING]).exists():
-            raise SubmissionInFlight(messages.IN_FLIGHT) from exc
-        raise
-    return submission
+    for last_try in (False, True):
+        try:
+            with transaction.atomic():
+                # The learner's requests wait for each other here, so that
+                # parallel ones cannot all pass the counts before any of them
+                # is stored (nine jobs in flight against a cap of three).
+                _lock_learner(user)
+                _check_jobs_in_flight(user)
+                _check_rate(user)
+                _check_queue_room()
+                submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code, seed=seed)
+                lifecycle.enqueue_on_commit(lifecycle.SUBMISSIONS, submission.pk, queue)
+            return submission
+        except IntegrityError as exc:
+            # One job in flight per learner and rung (a unique index).
+            if Submission.objects.filter(user=user, rung=rung, status__in=[Status.QUEUED, Status.RUNNING]).exists():
+                raise SubmissionInFlight(messages.IN_FLIGHT) from exc
+            if last_try:
+                raise
+            # That job ended between the insert and this look: try once more.
+    raise AssertionError("unreachable")
+
+
+def _lock_learner(user: Any) -> None:
+    """Hold the learner's row until the transaction ends (SQLite serialises its writers anyway)."""
+    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
 
 
 def build_job(submission: Submission, version: RungVersion | None = None) -> Job:
