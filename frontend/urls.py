@@ -17,5 +17,5 @@ urlpatterns = [
     path("rungs/<slug:slug>/<str:kind>", views.submission_create, name="submission-create"),
     path("submissions/<int:pk>/state", views.submission_state, name="submission-state"),
     path("submissions/<int:pk>/cancel", views.submission_cancel, name="submission-cancel"),
-    path("events/<str:channel>", views.submission_events, name="submission-events"),
+    path("events/<slug:channel>", views.submission_events, name="submission-events"),  # token_urlsafe: a slug
 ]

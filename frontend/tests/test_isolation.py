@@ -36,6 +36,9 @@ def test_the_live_channel_refuses_another_learner(learner, omar_client, make_sub
 
 def test_an_unknown_channel_is_404(lena_client, kv_rung):
     assert lena_client.get("/events/not-a-real-channel").status_code == 404
+    # Bytes the database cannot hold in a text (NUL) were a 500.
+    for odd in ("%00", "a%00b", "%C3%A9", "x" * 300, "a.b"):
+        assert lena_client.get(f"/events/{odd}").status_code == 404, odd
 
 
 def test_staff_may_read_any_submission_state(learner, admin_user, client, make_submission):
