@@ -16,6 +16,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.db.models import Count, Max, Min
 from django.utils import timezone
 
@@ -111,10 +113,15 @@ def record_question(*, user: Any, module: Module, rung: Rung | None, text: str, 
 
 
 def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Question, list[Hit], CalculatorAnswer | None]:
-    check_rate(user)
-    hits = search(module, text, rung=rung)
-    calculation = calculate(module, text)
-    question = record_question(user=user, module=module, rung=rung, text=text, hits=hits, calculator=calculation.kind if calculation else "")
+    with transaction.atomic():
+        # The learner's questions wait for each other from the count to the
+        # stored question: ten sent at once were all answered against a limit
+        # of two. The model is asked after this, outside the lock.
+        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+        check_rate(user)
+        hits = search(module, text, rung=rung)
+        calculation = calculate(module, text)
+        question = record_question(user=user, module=module, rung=rung, text=text, hits=hits, calculator=calculation.kind if calculation else "")
     return question, hits, calculation
 
 

@@ -66,6 +66,10 @@ class CalculatorKind:
     ZERO = "zero"
 
 
+# The largest parameter count, sequence length, batch or GPU count the calculator works with.
+MAX_COUNT = 10**15
+
+
 @dataclass
 class Request:
     """What a question asks for; ``missing`` names what it left out."""
@@ -157,7 +161,17 @@ def parse_question(text: str, kinds: tuple[str, ...]) -> Request | None:
         _read_weights(lowered, request)
     else:
         _read_zero(lowered, request)
+    _refuse_huge_counts(request)
     return request
+
+
+def _refuse_huge_counts(request: Request) -> None:
+    """A count past MAX_COUNT is no model's: the calculator asks for a real one
+    (a 320-digit parameter count overflowed the float division of the result, a 500)."""
+    for label, value in (("parameter count", request.parameters), ("sequence length", request.tokens), ("batch size", request.batch),
+                         ("number of GPUs", request.gpus)):
+        if value is not None and value > MAX_COUNT:
+            request.missing.append(f"a {label} below {MAX_COUNT:,}")
 
 
 def _read_kv(text: str, request: Request) -> None:

@@ -86,6 +86,50 @@ def test_a_learner_past_the_hourly_limit_is_asked_to_wait(module, learner_client
     assert Question.objects.count() == 2
 
 
+@pytest.mark.django_db(transaction=True)
+def test_questions_sent_at_once_keep_the_hourly_limit(module, learner, settings, with_model):
+    import threading
+
+    from django.db import connection
+
+    settings.MENTOR_MAX_QUESTIONS_PER_HOUR = 2
+    count = 8
+    barrier = threading.Barrier(count)
+    statuses: list[int] = []
+
+    def ask() -> None:
+        try:
+            client = Client()
+            client.force_login(learner)
+            barrier.wait()
+            statuses.append(client.post("/mentor/ask", {"module": module.slug, "question": "What is the KV cache?"}).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [200, 200] + [429] * (count - 2)
+    assert Question.objects.filter(learner=learner).count() == 2
+    assert len(with_model.requests) == 2  # the model was asked twice, not eight times
+
+
+@pytest.mark.parametrize(
+    ("slug", "question"),
+    [
+        ("inference-and-serving", "How much memory do the weights of a " + "9" * 320 + "B model need in fp16?"),
+        ("inference-and-serving", "KV cache of Llama-3-70B at " + "9" * 320 + " tokens, batch 1, fp16?"),
+        ("training-at-scale", "ZeRO stage 3 training memory for a " + "9" * 320 + "B model on 8 GPUs"),
+    ],
+)
+def test_a_count_too_large_for_any_model_is_asked_for_again_not_a_500(learner_client, catalog, slug, question):
+    response = learner_client.post("/mentor/ask", {"module": slug, "question": question})
+    assert response.status_code == 200
+    assert "below 1,000,000,000,000,000" in response.json()["calculation"]["markdown"]
+
+
 def test_the_ask_box_renders_a_form_for_the_module_and_rung(module, learner):
     request = RequestFactory().get("/")
     request.user = learner
