@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,17 @@ class PassageDraft:
     rung: Rung | None = None
 
 
+# An HTML comment: the page never shows it (the Markdown renderer and nh3 drop
+# it), so neither may the mentor. Authors leave notes to each other in them.
+# (One left open is shown as text on the page, and stays.)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def _shown(markdown: str) -> str:
+    """``markdown`` without what the rendered page leaves out: HTML comments."""
+    return _COMMENT.sub("", markdown)
+
+
 def _plain(heading: str) -> str:
     return heading.replace("`", "").replace("**", "").strip()
 
@@ -52,15 +64,16 @@ def module_passages(module: Module) -> list[PassageDraft]:
     """Every passage of ``module``, in page order. Reads only learner-visible text."""
     module_url = reverse("module", args=[module.slug])
     drafts: list[PassageDraft] = []
-    concept = "\n\n".join(part for part in (module.summary, module.concept_md, module.why_it_matters and f"Why it matters: {module.why_it_matters}") if part)
+    concept = "\n\n".join(part for part in (module.summary, _shown(module.concept_md), module.why_it_matters and f"Why it matters: {module.why_it_matters}") if part)
     if concept.strip():
         drafts.append(PassageDraft("concept", PassageKind.CONCEPT, f"{module.title}: the idea", f"{module_url}#concept", concept))
-    if module.worked_example_md.strip():
+    worked_example = _shown(module.worked_example_md)
+    if worked_example.strip():
         drafts.append(
-            PassageDraft("worked-example", PassageKind.WORKED_EXAMPLE, f"{module.title}: worked example", f"{module_url}#worked-example", module.worked_example_md)
+            PassageDraft("worked-example", PassageKind.WORKED_EXAMPLE, f"{module.title}: worked example", f"{module_url}#worked-example", worked_example)
         )
     seen: set[str] = set()
-    for heading, body in split_sections(module.reference_md, (2,)):
+    for heading, body in split_sections(_shown(module.reference_md), (2,)):
         if heading is None:
             drafts.append(PassageDraft("ref", PassageKind.REFERENCE, "Quick reference", f"{module_url}#reference", body))
             continue
@@ -83,7 +96,7 @@ def module_passages(module: Module) -> list[PassageDraft]:
         seen = set()
         # NOTE: instructions only. reference_code, hidden_tests and
         # wrong_solutions are never read here.
-        for heading, body in split_sections(version.instructions_md, (2, 3)):
+        for heading, body in split_sections(_shown(version.instructions_md), (2, 3)):
             if heading is None:
                 text = "\n\n".join(part for part in (version.summary, body) if part)
                 drafts.append(PassageDraft(f"rung:{rung.slug}", PassageKind.RUNG, version.title, rung_url, text, rung))

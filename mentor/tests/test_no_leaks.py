@@ -55,3 +55,19 @@ def test_the_hidden_test_names_and_reference_bodies_are_not_searchable(module, l
             assert probe not in body
             for name in names:
                 assert name not in body, f"{rung.slug}: hidden test name {name} in an answer"
+
+
+def test_text_the_page_does_not_show_is_not_in_the_mentor_either(module, learner_client):
+    """HTML comments (authors' notes to each other) are dropped by the page's sanitiser: the mentor drops them too."""
+    rung = module.rungs.get(slug="kv-cache-size")
+    version = rung.current_version
+    version.instructions_md += "\n\n<!-- note for co-authors: the zebrafish constant is 7919 -->\n\nMore text.\n\n<!--\nzebrafish, over\nthree lines -->\n"
+    version.save(update_fields=["instructions_md"])
+    module.reference_md += "\n\n<!-- zebrafish in the reference card -->\n"
+    module.save(update_fields=["reference_md"])
+    search.rebuild_index(module)
+    page = learner_client.get(f"/rungs/{rung.slug}/").content.decode()
+    assert "zebrafish" not in page and "More text." in page
+    assert not Passage.objects.filter(module=module, text__contains="zebrafish").exists()
+    answer = learner_client.post("/mentor/ask", {"module": module.slug, "rung": rung.slug, "question": "zebrafish constant"})
+    assert answer.status_code == 200 and "zebrafish" not in json.dumps(answer.json())
