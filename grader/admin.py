@@ -93,7 +93,7 @@ class SubmissionAdmin(admin.ModelAdmin[Submission]):
     def _rejudge(self, request: HttpRequest, queryset: QuerySet[Submission], target: str) -> HttpResponse | None:
         rejudge = start_rejudge(queryset.select_related("rung__current_version", "rung_version"), target=target, user=request.user)
         if not rejudge.results.exists():
-            self.message_user(request, "None of the selected submissions has finished grading: nothing to rejudge.")
+            self.message_user(request, "None of the selected submissions has finished grading (cancelled ones are left out): nothing to rejudge.")
             return None
         return HttpResponseRedirect(reverse("authoring:rejudge", args=[rejudge.pk]))
 

@@ -35,10 +35,14 @@ def _tests_of(submission: Submission) -> list[dict[str, Any]]:
 
 @transaction.atomic
 def start_rejudge(submissions: Iterable[Submission], *, target: str, user: Any, note: str = "") -> Rejudge:
-    """Queue a regrade of each finished submission against ``target`` (current or original version)."""
+    """Queue a regrade of each finished submission against ``target`` (current or original version).
+
+    A job its learner cancelled is left out: it counts for nothing, so a
+    regrade must not turn it into an attempt, or a solve.
+    """
     rejudge = Rejudge.objects.create(created_by=user, target=target, note=note[:300])
     for submission in submissions:
-        if submission.status != Status.DONE:
+        if submission.status != Status.DONE or submission.outcome == Outcome.CANCELLED:
             continue
         version = submission.rung_version
         if target == Rejudge.Target.CURRENT:

@@ -72,3 +72,17 @@ def test_a_rejudge_never_overwrites_a_grade_that_changed_after_it_was_read(catal
     assert RejudgeResult.objects.get(rejudge=second).applied is False
     second.refresh_from_db()
     assert second.applied_at is not None
+
+
+def test_a_submit_its_learner_cancelled_is_left_out_of_a_rejudge(catalog, learner, admin_user, enqueued):
+    rung = Rung.objects.get(slug="kv-cache-size")
+    cancelled = services.submit_solution(user=learner, rung=rung, kind=Kind.SUBMIT, code="x = 1\n")
+    services.cancel_submission(cancelled)
+    failed = _graded_submit(learner, rung, Outcome.FAILED)
+    batch = rejudge.start_rejudge(Submission.objects.filter(pk__in=[cancelled.pk, failed.pk]), target=Rejudge.Target.CURRENT, user=admin_user)
+    # Only the graded one: a cancelled job counts for nothing, and a regrade must not make it a solve.
+    assert list(batch.results.values_list("submission_id", flat=True)) == [failed.pk]
+    rejudge.rejudge_one(batch.results.get().pk, runner=FakeRunner(job_result(Outcome.FAILED)))
+    rejudge.apply_rejudge(batch, admin_user)
+    cancelled.refresh_from_db()
+    assert cancelled.outcome == Outcome.CANCELLED and not services.has_solved(learner, rung)
