@@ -17,6 +17,7 @@ from pylti1p3.exception import LtiException
 from pylti1p3.lineitem import LineItem
 
 from exercises.models import Module, Rung
+from exercises.schema import is_web_address
 
 from . import refusals, tool
 from .constants import CUSTOM_MODULE, CUSTOM_RUNG
@@ -101,4 +102,8 @@ def answer_deep_link(request: Any, token: str, choice: Choice, launch_url: str) 
     except LtiException as exc:
         raise LaunchRefused(refusals.SESSION_LOST, str(exc)) from exc
     settings_claim = message_launch.get_launch_data()["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"]
-    return DeepLinkAnswer(return_url=str(settings_claim["deep_link_return_url"]), jwt=deep_link.get_response_jwt([content_item(choice, launch_url)]))
+    return_url = str(settings_claim["deep_link_return_url"])
+    if not is_web_address(return_url):
+        # It becomes a form's action: a javascript: or data: address would run in this site's page.
+        raise LaunchRefused(refusals.BAD_MESSAGE, f"the deep-linking return address is not an http(s) address: {return_url[:80]!r}")
+    return DeepLinkAnswer(return_url=return_url, jwt=deep_link.get_response_jwt([content_item(choice, launch_url)]))

@@ -74,6 +74,8 @@ class LmsState:
     lineitems: dict[str, dict[str, Any]] = field(default_factory=dict)
     scores: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     score_posts: int = 0
+    # Where deep linking sends its answer ("": the LMS's own page).
+    deep_link_return_url: str = ""
     # Fault injection: the next N score posts answer this status instead.
     fail_scores_with: int = 0
     fail_scores_times: int = 0
@@ -237,7 +239,7 @@ class Lms:
         launch.set_launch_context_claim(self.state.course_id, context_title=self.state.course_title, context_label="MLSYS")
         launch.set_nrps(self.url("/memberships"))
         if hint == "deep-link":
-            launch.set_dl(self.url("/deep-link-return"), title="Add content", accept_types={"ltiResourceLink"}, extra_data={"opaque": "kept"})
+            launch.set_dl(self.state.deep_link_return_url or self.url("/deep-link-return"), title="Add content", accept_types={"ltiResourceLink"}, extra_data={"opaque": "kept"})
         else:
             link = self.state.links[hint]
             launch.set_resource_link_claim(link.id, title=link.title)

@@ -125,3 +125,18 @@ def test_a_launch_over_https_without_its_session_cookie_is_refused_in_words(clie
     refused = client.post(reverse("lti:launch"), {"id_token": "a.b.c", "state": "state-x"}, secure=True)
     assert refused.status_code == 403
     assert 'data-refusal="bad_state"' in refused.content.decode()
+
+
+def test_a_deep_linking_return_address_that_is_not_a_web_address_is_refused(lms, registration, teacher, browser, live_server):
+    # It becomes the action of a form the tool's page posts: javascript: would run in this site's page.
+    from django.urls import reverse
+
+    from .lms import forms_in
+
+    lms.state.deep_link_return_url = "javascript:alert(document.cookie)"
+    picker, _ = browser.launch(lms, teacher, "deep-link")
+    assert picker.status_code == 200, picker.text[:800]
+    (form,) = [form for form in forms_in(picker.text) if form["action"] == reverse("lti:deep-link")]
+    answer = browser.post(live_server.url + form["action"], {**form["fields"], "target": "rung:kv-cache-size"})
+    _assert_refused(answer, "bad_message", status=400)
+    assert 'action="javascript:' not in answer.text
