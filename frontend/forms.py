@@ -17,10 +17,11 @@ class SignupForm(UserCreationForm[User]):
         model = User
         fields = ("username", "email")
 
-    def clean_username(self) -> str:
-        username: str = super().clean_username()
+    def clean_username(self) -> str | None:
+        # None when Django has already found the name taken (its error is on the form).
+        username: str | None = super().clean_username()
         prefix = settings.LTI_USERNAME_PREFIX
-        if username.lower().startswith(prefix):
+        if username and username.lower().startswith(prefix):
             raise forms.ValidationError(f"Names starting with “{prefix}” are kept for accounts made by an LMS; choose another.", code="reserved")
         return username
 

@@ -116,7 +116,7 @@ def module_roster(request: HttpRequest, slug: str) -> HttpResponse:
     module = _module_for_instructor(request, slug)
     if request.method == "POST":
         chosen = request.POST.get("context", "")
-        if not chosen.isdigit():
+        if not (chosen.isascii() and chosen.isdigit()):  # "²" is a digit to isdigit(), not to int()
             raise Http404("no such course")
         context = get_object_or_404(roster.courses_linking(module, request.user), pk=int(chosen))
         try:

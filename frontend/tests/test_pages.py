@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from html import escape
 
+import pytest
 from django.conf import settings as django_settings
 from django.core import mail
 
@@ -86,3 +87,16 @@ def test_signup_takes_an_optional_email(client, django_user_model):
     response = client.post("/signup/", {"username": "nia", "email": "nia@example.com", "password1": "a-long-pass-word-9", "password2": "a-long-pass-word-9"})
     assert response.status_code == 302
     assert django_user_model.objects.get(username="nia").email == "nia@example.com"
+
+
+@pytest.mark.parametrize("taken", ["lena", "LENA", "\uff4c\uff45\uff4e\uff41"])  # the last in fullwidth letters
+def test_signup_with_a_name_already_taken_says_so(client, learner, taken):
+    response = client.post("/signup/", {"username": taken, "password1": "a-long-pass-word-9", "password2": "a-long-pass-word-9"})
+    assert response.status_code == 200
+    assert "A user with that username already exists." in response.content.decode()
+
+
+def test_signup_refuses_the_names_kept_for_lms_accounts(client, django_user_model):
+    response = client.post("/signup/", {"username": "LTI-1-abc", "password1": "a-long-pass-word-9", "password2": "a-long-pass-word-9"})
+    assert response.status_code == 200 and "kept for accounts made by an LMS" in response.content.decode()
+    assert not django_user_model.objects.filter(username__iexact="lti-1-abc").exists()

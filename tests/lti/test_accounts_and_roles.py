@@ -99,6 +99,7 @@ def test_an_instructor_sees_the_rosters_of_the_courses_they_teach_and_no_other(l
         victim = LtiContext.objects.get(deployment__registration=registration)
         token = next(form["fields"]["csrfmiddlewaretoken"] for form in forms_in(page.text) if "csrfmiddlewaretoken" in form["fields"])
         assert browser.post(roster_url, {"csrfmiddlewaretoken": token, "context": str(victim.pk)}).status_code == 404
-        assert browser.post(roster_url, {"csrfmiddlewaretoken": token, "context": "x"}).status_code == 404
+        for odd in ("x", "\u00b2", "-1", "", "9" * 40):  # "²" passes str.isdigit() but not int()
+            assert browser.post(roster_url, {"csrfmiddlewaretoken": token, "context": odd}).status_code == 404, odd
     finally:
         other.stop()
