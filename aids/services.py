@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from exercises.models import Module, Rung
+from grader.learner_lock import lock_learner
 from grader.models import Progress, Submission
 
 from . import messages
@@ -115,17 +116,19 @@ def file_report(*, user: Any, rung: Rung, message: str, code: str) -> ProblemRep
     message = _clean_text(message, REPORT_MESSAGE_MAX_CHARS).strip()
     if not message:
         raise AidRefused(messages.REPORT_EMPTY)
-    if ProblemReport.objects.filter(learner=user, created_at__gte=timezone.now() - timedelta(hours=1)).count() >= REPORTS_PER_HOUR:
-        raise AidRefused(messages.TOO_MANY_REPORTS, status=429)
-    latest = Submission.objects.filter(user=user, rung=rung).order_by("-enqueued_at", "-pk").first()
-    return ProblemReport.objects.create(
-        learner=user,
-        rung=rung,
-        rung_version=rung.current_version,
-        submission=latest,
-        code=_clean_text(code, REPORT_CODE_MAX_CHARS),
-        message=message,
-    )
+    with transaction.atomic():
+        lock_learner(user)  # reports sent at once are counted one after another
+        if ProblemReport.objects.filter(learner=user, created_at__gte=timezone.now() - timedelta(hours=1)).count() >= REPORTS_PER_HOUR:
+            raise AidRefused(messages.TOO_MANY_REPORTS, status=429)
+        latest = Submission.objects.filter(user=user, rung=rung).order_by("-enqueued_at", "-pk").first()
+        return ProblemReport.objects.create(
+            learner=user,
+            rung=rung,
+            rung_version=rung.current_version,
+            submission=latest,
+            code=_clean_text(code, REPORT_CODE_MAX_CHARS),
+            message=message,
+        )
 
 
 def learner_reports(user: Any, rung: Rung) -> QuerySet[ProblemReport]:

@@ -17,9 +17,10 @@ class SignupForm(UserCreationForm[User]):
         model = User
         fields = ("username", "email")
 
-    def clean_username(self) -> str | None:
-        # None when Django has already found the name taken (its error is on the form).
-        username: str | None = super().clean_username()
+    def clean_username(self) -> str:
+        # Django returns None here, against its annotation, when it has
+        # already found the name taken (its error is on the form).
+        username: str = super().clean_username()
         prefix = settings.LTI_USERNAME_PREFIX
         if username and username.lower().startswith(prefix):
             raise forms.ValidationError(f"Names starting with “{prefix}” are kept for accounts made by an LMS; choose another.", code="reserved")

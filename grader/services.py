@@ -16,7 +16,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Min
 from django.utils import timezone
@@ -41,6 +40,7 @@ from .exceptions import (
     SubmissionThrottled,
     TooManyJobsInFlight,
 )
+from .learner_lock import lock_learner
 from .live import LiveTestRows
 from .models import Progress, Submission
 
@@ -157,7 +157,7 @@ def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submissio
                 # The learner's requests wait for each other here, so that
                 # parallel ones cannot all pass the counts before any of them
                 # is stored (nine jobs in flight against a cap of three).
-                _lock_learner(user)
+                lock_learner(user)
                 _check_jobs_in_flight(user)
                 _check_rate(user)
                 _check_queue_room()
@@ -173,10 +173,6 @@ def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submissio
             # That job ended between the insert and this look: try once more.
     raise AssertionError("unreachable")
 
-
-def _lock_learner(user: Any) -> None:
-    """Hold the learner's row until the transaction ends (SQLite serialises its writers anyway)."""
-    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
 
 
 def build_job(submission: Submission, version: RungVersion | None = None) -> Job:

@@ -16,13 +16,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Max, Min
 from django.utils import timezone
 
 from exercises.models import Module, Rung
 from frontend.markdown import render_markdown
+from grader.learner_lock import lock_learner
 
 from . import llm, messages
 from .calculators.answer import CalculatorAnswer, calculate
@@ -117,7 +117,7 @@ def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Q
         # The learner's questions wait for each other from the count to the
         # stored question: ten sent at once were all answered against a limit
         # of two. The model is asked after this, outside the lock.
-        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+        lock_learner(user)
         check_rate(user)
         hits = search(module, text, rung=rung)
         calculation = calculate(module, text)
