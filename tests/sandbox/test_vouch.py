@@ -137,8 +137,10 @@ reported_tests = st.lists(
 def test_a_pass_survives_exactly_when_every_planned_test_is_there_and_none_failed(pairs: list[tuple[str, str]]) -> None:
     report = {"outcome": "passed", "tests": [{"name": name, "outcome": outcome} for name, outcome in pairs]}
     result = vouch(parse_report(report), _job())
-    outcomes = [outcome for _, outcome in pairs]
-    functions = {name.partition("[")[0] for name, _ in pairs}
+    # A test with an outcome the report may not hold is dropped when it is parsed.
+    kept = [(name, outcome) for name, outcome in pairs if outcome in TEST_OUTCOMES]
+    outcomes = [outcome for _, outcome in kept]
+    functions = {name.partition("[")[0] for name, _ in kept}
     believable = "passed" in outcomes and all(outcome in ("passed", "skipped") for outcome in outcomes) and set(PLANNED) <= functions
     assert (result.outcome == "passed") == believable, (pairs, result)
     if not believable:
