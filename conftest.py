@@ -303,6 +303,40 @@ def enqueued(monkeypatch: Any) -> list[tuple[str, int, str]]:
     return sent
 
 
+def _all_at_once(count: int, request: Any) -> list[Any]:
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(count)
+    answers: list[Any] = [None] * count
+
+    def send(index: int) -> None:
+        try:
+            barrier.wait()
+            answers[index] = request(index)
+        except Exception as exc:  # noqa: BLE001 - a refusal is an answer too
+            answers[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+@pytest.fixture
+def all_at_once(transactional_db: Any) -> Any:
+    """``all_at_once(count, request)``: call ``request(index)`` from ``count``
+    threads released together, each on its own database connection; their
+    answers (or what they raised), in index order. For races between one
+    learner's parallel requests."""
+    return _all_at_once
+
+
 @pytest.fixture
 def warm_grading_pool(settings: Any) -> Iterator[None]:
     """Grade in this process as a worker does: two warm containers, each

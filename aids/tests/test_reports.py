@@ -85,33 +85,18 @@ def test_a_flood_of_reports_is_refused_with_a_reason(rung, learner, learner_clie
     assert ProblemReport.objects.count() == REPORTS_PER_HOUR
 
 
-@pytest.mark.django_db(transaction=True)
-def test_reports_sent_at_once_keep_the_hourly_limit(catalog, learner):
-    import threading
-
-    from django.db import connection
-
+def test_reports_sent_at_once_keep_the_hourly_limit(catalog, learner, all_at_once):
     from aids.constants import REPORTS_PER_HOUR
     from exercises.models import Rung
 
     rung = Rung.objects.get(slug="kv-cache-size")
-    count = REPORTS_PER_HOUR + 10
-    barrier = threading.Barrier(count)
-    statuses: list[int] = []
 
-    def send(n: int) -> None:
-        try:
-            client = Client()
-            client.force_login(learner)
-            barrier.wait()
-            statuses.append(_report(client, rung, message=f"report {n}").status_code)
-        finally:
-            connection.close()
+    def send(n: int) -> int:
+        client = Client()
+        client.force_login(learner)
+        status: int = _report(client, rung, message=f"report {n}").status_code
+        return status
 
-    threads = [threading.Thread(target=send, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = all_at_once(REPORTS_PER_HOUR + 10, send)
     assert sorted(statuses) == [201] * REPORTS_PER_HOUR + [429] * 10
     assert ProblemReport.objects.filter(learner=learner).count() == REPORTS_PER_HOUR

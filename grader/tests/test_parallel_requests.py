@@ -7,12 +7,9 @@ eleven rungs stored nine jobs against a cap of three.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from exercises.models import Rung
 from grader import services
@@ -23,25 +20,8 @@ from grader.models import Submission
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _all_at_once(count: int, request: Callable[[int], Any]) -> list[Any]:
-    barrier = threading.Barrier(count)
-    answers: list[Any] = [None] * count
-
-    def send(index: int) -> None:
-        try:
-            barrier.wait()
-            answers[index] = request(index)
-        except SubmissionRejected as refusal:
-            answers[index] = type(refusal).__name__
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=send, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return answers
+def _refusals(answers: list[Any]) -> list[str]:
+    return sorted(type(answer).__name__ for answer in answers if isinstance(answer, SubmissionRejected))
 
 
 @pytest.fixture
@@ -51,23 +31,23 @@ def rungs(catalog: Any) -> list[Rung]:
     return found
 
 
-def test_parallel_submits_to_many_rungs_keep_the_cap_on_jobs_in_flight(rungs, learner, settings, enqueued):
+def test_parallel_submits_to_many_rungs_keep_the_cap_on_jobs_in_flight(rungs, learner, settings, enqueued, all_at_once):
     settings.GRADER_MAX_JOBS_IN_FLIGHT = 3
     for _ in range(3):
         Submission.objects.all().delete()
-        answers = _all_at_once(len(rungs), lambda i: services.submit_solution(user=learner, rung=rungs[i], kind=Kind.SUBMIT, code="x = 1\n").pk)
+        answers = all_at_once(len(rungs), lambda i: services.submit_solution(user=learner, rung=rungs[i], kind=Kind.SUBMIT, code="x = 1\n").pk)
         assert Submission.objects.filter(user=learner, status__in=[Status.QUEUED, Status.RUNNING]).count() == 3
-        assert sorted(answer for answer in answers if isinstance(answer, str)) == ["TooManyJobsInFlight"] * (len(rungs) - 3), answers
+        assert _refusals(answers) == ["TooManyJobsInFlight"] * (len(rungs) - 3), answers
 
 
-def test_parallel_submits_keep_the_rate_limit(rungs, learner, settings, enqueued):
+def test_parallel_submits_keep_the_rate_limit(rungs, learner, settings, enqueued, all_at_once):
     settings.GRADER_MAX_JOBS_IN_FLIGHT = 100
     settings.GRADER_RATE_LIMIT_PER_MIN = 2
-    _all_at_once(len(rungs), lambda i: services.submit_solution(user=learner, rung=rungs[i], kind=Kind.SUBMIT, code="x = 1\n").pk)
+    all_at_once(len(rungs), lambda i: services.submit_solution(user=learner, rung=rungs[i], kind=Kind.SUBMIT, code="x = 1\n").pk)
     assert Submission.objects.filter(user=learner).count() == 2
 
 
-def test_a_submit_racing_the_end_of_its_rungs_last_job_is_stored_not_a_500(rungs, learner, enqueued, monkeypatch):
+def test_a_submit_racing_the_end_of_its_rungs_last_job_is_stored_not_a_500(rungs, learner, enqueued, monkeypatch, all_at_once):
     rung = rungs[0]
     first = services.submit_solution(user=learner, rung=rung, kind=Kind.SUBMIT, code="x = 1\n")
     real_create = Submission.objects.create
@@ -80,7 +60,7 @@ def test_a_submit_racing_the_end_of_its_rungs_last_job_is_stored_not_a_500(rungs
         finally:
             if calls["n"] == 1:
                 # The worker's finish (its own connection) lands between the insert and the look after it.
-                _all_at_once(1, lambda _: Submission.objects.filter(pk=first.pk).update(status=Status.DONE, outcome="failed"))
+                all_at_once(1, lambda _: Submission.objects.filter(pk=first.pk).update(status=Status.DONE, outcome="failed"))
 
     monkeypatch.setattr(Submission.objects, "create", create_then_the_worker_finishes)
     second = services.submit_solution(user=learner, rung=rung, kind=Kind.SUBMIT, code="x = 2\n")

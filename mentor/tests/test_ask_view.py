@@ -86,32 +86,16 @@ def test_a_learner_past_the_hourly_limit_is_asked_to_wait(module, learner_client
     assert Question.objects.count() == 2
 
 
-@pytest.mark.django_db(transaction=True)
-def test_questions_sent_at_once_keep_the_hourly_limit(module, learner, settings, with_model):
-    import threading
-
-    from django.db import connection
-
+def test_questions_sent_at_once_keep_the_hourly_limit(module, learner, settings, with_model, all_at_once):
     settings.MENTOR_MAX_QUESTIONS_PER_HOUR = 2
-    count = 8
-    barrier = threading.Barrier(count)
-    statuses: list[int] = []
 
-    def ask() -> None:
-        try:
-            client = Client()
-            client.force_login(learner)
-            barrier.wait()
-            statuses.append(client.post("/mentor/ask", {"module": module.slug, "question": "What is the KV cache?"}).status_code)
-        finally:
-            connection.close()
+    def ask(_: int) -> int:
+        client = Client()
+        client.force_login(learner)
+        return client.post("/mentor/ask", {"module": module.slug, "question": "What is the KV cache?"}).status_code
 
-    threads = [threading.Thread(target=ask) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert sorted(statuses) == [200, 200] + [429] * (count - 2)
+    statuses = all_at_once(8, ask)
+    assert sorted(statuses) == [200, 200] + [429] * 6
     assert Question.objects.filter(learner=learner).count() == 2
     assert len(with_model.requests) == 2  # the model was asked twice, not eight times
 
