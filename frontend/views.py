@@ -158,6 +158,8 @@ def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
     if request.method == "GET":
         draft = get_object_or_404(Draft, user_id=request.user.pk, rung=rung)
         return JsonResponse({"code": draft.code, "updated_at": draft.updated_at.isoformat()})
+    if not _form_is_utf8(request):
+        return JsonResponse({"error": messages.CODE_NOT_TEXT, "code": "not_text"}, status=400)
     form = DraftForm(request.POST)
     if not form.is_valid():
         return _refused_form(form)
@@ -260,6 +262,12 @@ def _refused_form(form: CodeForm | DraftForm) -> JsonResponse:
 
 def _form_is_utf8(request: HttpRequest) -> bool:
     """Django decodes form bytes leniently (U+FFFD); code must arrive intact or not at all."""
+    if request.content_type == "multipart/form-data":
+        # A multipart field's invalid bytes become U+FFFD too, and no raw
+        # bytes are kept to check: a replacement character may stand for
+        # bytes that were not UTF-8, so such code is refused, not changed.
+        # (The page sends forms urlencoded, where the bytes are checked.)
+        return "\ufffd" not in request.POST.get("code", "")
     if request.content_type != "application/x-www-form-urlencoded":
         return True
     try:
