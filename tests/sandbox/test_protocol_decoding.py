@@ -89,8 +89,13 @@ def test_plain_data_survives_the_trip(value: Any) -> None:
         b"\xff\xfe\x00garbage",  # not UTF-8
         b"[1, 2, 3]",  # not an object
         b'{"id": 1, "ok": true, "value": {"__t": "tensor", "dtype": "float32", "shape": [1000000000000], "data": ""}}',
+        # Bare non-finite numbers: our encoder tags them; the replay digest crashed on them (harness_crashed).
+        b'{"id": 1, "ok": true, "value": NaN}',
+        b'{"id": 1, "ok": true, "value": [Infinity]}',
+        b'{"id": 1, "ok": true, "value": {"a": -Infinity}}',
+        b'{"id": 1, "ok": true, "value": 1e999}',
     ],
-    ids=["deep-nesting", "huge-int", "too-deep", "not-utf8", "not-an-object", "huge-tensor-shape"],
+    ids=["deep-nesting", "huge-int", "too-deep", "not-utf8", "not-an-object", "huge-tensor-shape", "nan", "infinity", "minus-infinity", "1e999"],
 )
 def test_hostile_frames_are_protocol_errors(body: bytes) -> None:
     harness, learner = socket.socketpair()

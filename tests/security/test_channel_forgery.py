@@ -119,3 +119,38 @@ def test_an_import_error_is_known_to_have_seen_no_hidden_input(sandbox: Sandbox)
     assert graded.result.hidden_calls_made is False
     graded = sandbox.grade(REFERENCE.replace("def kv_cache_bytes(", "def _unused(") + "\ndef kv_cache_bytes(*a, **k):\n    raise ValueError(repr(a))\n", mode="submit")
     assert graded.result.hidden_calls_made is True
+
+
+# The first reply each learner process sends carries a bare NaN. json reads
+# NaN, but the re-run's replay digests replies with allow_nan=False: the
+# ValueError escaped the replay and the harness reported harness_crashed,
+# our fault, retried and alerted, for any failing Submit (red-team, 2026-12-04).
+NAN_IN_FIRST_REPLY = """
+import json, sys
+
+def kv_cache_bytes(*args, **kwargs):
+    return 0
+
+max_sequences = kv_cache_bytes
+
+_learner = sys.modules["dojo_harness.learner"]
+_send, _sent = _learner.send_message, [0]
+
+def _send_nan_once(sock, message, *args, **kwargs):
+    if "id" in message and "ended" not in message:
+        _sent[0] += 1
+        if _sent[0] == 1:
+            body = json.dumps({"id": message["id"], "ok": True, "value": {"__t": "handle", "id": 1, "type": "x"}, "pad": float("nan")}).encode()
+            sock.sendall(len(body).to_bytes(4, "big") + body)
+            return
+    return _send(sock, message, *args, **kwargs)
+
+_learner.send_message = _send_nan_once
+"""
+
+
+def test_a_bare_nan_in_a_reply_is_the_learners_error_never_ours(sandbox: Sandbox) -> None:
+    graded = sandbox.attack(NAN_IN_FIRST_REPLY, mode="submit")
+    assert graded.outcome in ("error", "failed"), graded.describe()
+    assert graded.result.error_code == "", graded.describe()
+    assert not any(test.outcome == "passed" for test in graded.result.tests), graded.describe()

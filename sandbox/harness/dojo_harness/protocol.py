@@ -243,6 +243,20 @@ class _Blobs:
             raise ProtocolError(f"{len(self.region) - self.cursor} bytes after the frame's JSON belong to no tensor")
 
 
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: a non-finite float travels tagged ({"__t": "float"}), never bare
+        raise ProtocolError("a number too large for a float")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    # NaN, Infinity, -Infinity: Python's json reads them, but our own encoder
+    # never writes them (allow_nan=False), and the replay's digest cannot hold
+    # them: a forged reply carrying one crashed the harness (harness_crashed).
+    raise ProtocolError(f"a bare {name} is not JSON")
+
+
 def parse_message(raw: bytes | bytearray) -> dict[str, Any]:
     """Decode one frame's body; anything but a sane JSON object is a ProtocolError.
 
@@ -258,7 +272,7 @@ def parse_message(raw: bytes | bytearray) -> dict[str, Any]:
         blobs = _Blobs(memoryview(raw)[end + len(BLOB_SEPARATOR) :])
         raw = raw[:end]
     try:
-        message = json.loads(raw, parse_int=_parse_int, object_hook=blobs)
+        message = json.loads(raw, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_refuse_constant, object_hook=blobs)
     except ProtocolError:
         raise
     except (ValueError, RecursionError, MemoryError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
