@@ -63,6 +63,12 @@ class Launched:
     max_jobs: int = 1
     warm: bool = False
     jobs: int = 0
+    # It ran learner code that saw a Submit's hidden inputs: from then on it
+    # serves Submits only (``ContainerPool.take``). Its cgroup counters (peak
+    # memory, CPU time, failed forks) add up over its life and cannot be
+    # reset from inside, so a learner could write hidden inputs into them in
+    # a Submit and read them back in a Run, whose output is shown.
+    saw_hidden: bool = False
     # When it was started: of two that served no job yet, the older is warmer.
     launched_at: float = field(default_factory=time.monotonic)
     _pending: bytearray = field(default_factory=bytearray)
@@ -232,8 +238,13 @@ class ContainerPool:
 
     # --- use ---------------------------------------------------------------
 
-    def take(self, limits: Limits) -> Launched | None:
+    def take(self, limits: Limits, *, hidden: bool = False) -> Launched | None:
         """A warm container for a job with ``limits``, or None (start one cold).
+
+        ``hidden``: the job is a Submit. Only a Submit may have a container
+        that saw another Submit's hidden inputs (``Launched.saw_hidden``); a
+        Run needing a clean one while only such containers wait has one of
+        them removed, so the pool starts a clean one in its place.
 
         With none ready but one warming, or about to be started because the
         pool is short, waits for it (up to ``take_wait_s``): it is further
@@ -243,25 +254,43 @@ class ContainerPool:
         if limits_key(limits) != self.key or self.size <= 0:
             return None
         deadline = time.monotonic() + self.take_wait_s
+        made_room = False
         while True:
+            spent: Launched | None = None
             with self._lock:
-                while not self._ready and (self._warming or self._lent < self.size) and not self._stopped.is_set():
+                if not hidden and not made_room and self._ready and not self._eligible(hidden):
+                    spent = self._next_ready(hidden=True)  # frees its slot for a clean one
+                    made_room = True
+                while not self._eligible(hidden) and (self._warming or self._lent < self.size) and not self._stopped.is_set():
+                    if spent is not None:
+                        break
                     self._wake.set()  # the refill thread tops the pool up now, not at its next round
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self._lock.wait(min(left, 0.5))
-                if not self._ready:
-                    return None
-                launched = self._next_ready()
-                self._lent += 1
+                launched = self._next_ready(hidden) if spent is None and self._eligible(hidden) else None
+                if launched is not None:
+                    self._lent += 1
+            if spent is not None:
+                spent.discard()
+                self._wake.set()
+                continue
+            if launched is None:
+                return None
             if self._alive(launched):
                 launched.warm = True
                 return launched
             self.give_back(launched, reusable=False)
 
-    def _next_ready(self) -> Launched:
-        """The waiting container that served the most jobs, else the one started first (lock held).
+    def _eligible(self, hidden: bool) -> list[Launched]:
+        """The waiting containers a job may have (lock held): any for a Submit, clean ones for a Run."""
+        return [item for item in self._ready if hidden or not item.saw_hidden]
+
+    def _next_ready(self, hidden: bool) -> Launched:
+        """Of the containers the job may have, the one that saw hidden inputs
+        (kept from Runs anyway), then the one that served the most jobs,
+        else the one started first (lock held).
 
         So one container serves job after job while the others wait, warm.
         Taken in turn, two containers aged together: they reached
@@ -269,7 +298,7 @@ class ContainerPool:
         still importing torch (3 to 10 s of waiting under load, every
         ``2 * max_jobs`` jobs; bench/loadtest-results.json).
         """
-        chosen = max(self._ready, key=lambda item: (item.jobs, -item.launched_at))
+        chosen = max(self._eligible(hidden), key=lambda item: (item.saw_hidden, item.jobs, -item.launched_at))
         self._ready.remove(chosen)
         return chosen
 

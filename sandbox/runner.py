@@ -196,7 +196,7 @@ class SandboxRunner:
     def run(self, job: Job, on_event: EventCallback | None = None) -> JobResult:
         started = time.monotonic()
         nonce = secrets.token_hex(16)
-        launched = self.pool.take(self._container_limits(job.limits)) if self.pool is not None else None
+        launched = self.pool.take(self._container_limits(job.limits), hidden=job.isolate) if self.pool is not None else None
         if launched is None:
             try:
                 launched = launch(self._client(), self._options(job))
@@ -211,6 +211,8 @@ class SandboxRunner:
                 on_event("container", {"id": str(container.id)})
             reused = launched.jobs > 0
             result = self._run_container(launched, job, nonce, started, on_event)
+            # Once learner code has seen hidden inputs here, the container serves Submits only (``Launched.saw_hidden``).
+            launched.saw_hidden = launched.saw_hidden or (job.isolate and result.hidden_calls_made)
             result.timings["warm"] = launched.warm
             result.timings["reused"] = reused
             reusable = "run_s" in result.timings and (

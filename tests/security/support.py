@@ -54,10 +54,11 @@ def processes_in_container(container_id: str) -> list[int]:
     return found
 
 
-def run_in_pool(runner: SandboxRunner, source: str, **limits: Any) -> tuple[JobResult, str]:
-    """Run ``source`` against the visible tests on ``runner``; its result and the container it ran in."""
+def run_in_pool(runner: SandboxRunner, source: str, mode: Mode = "run", **limits: Any) -> tuple[JobResult, str]:
+    """Run ``source`` against the visible tests (a Submit: the hidden ones) on ``runner``; its result and the container it ran in."""
     ids: list[str] = []
-    job = Job(mode="run", source=source, tests=VISIBLE_TESTS, limits=Limits(**{**ATTACK_LIMITS, **limits}))
+    tests, reference = (HIDDEN_TESTS, REFERENCE) if mode == "submit" else (VISIBLE_TESTS, "")
+    job = Job(mode=mode, source=source, tests=tests, limits=Limits(**{**ATTACK_LIMITS, **limits}), reference=reference)
     result = runner.run(job, on_event=lambda kind, data: ids.append(str(data["id"])) if kind == "container" else None)
     return result, ids[0]
 

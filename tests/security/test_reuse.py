@@ -15,6 +15,7 @@ IPC objects A really created, are absent for B there too.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -209,7 +210,7 @@ def reusing(sandbox_image: str) -> Iterator[SandboxRunner]:
     runner.close()
 
 
-def _run(runner: SandboxRunner, source: str, **limits: object) -> tuple[str, str]:
+def _run(runner: SandboxRunner, source: str, **limits: Any) -> tuple[str, str]:
     result, container_id = run_in_pool(runner, source, **limits)
     return result.outcome, container_id
 
@@ -243,6 +244,84 @@ def test_a_syntax_error_is_no_anomaly(reusing: SandboxRunner) -> None:
     assert outcome == "error"
     after, same = _run(reusing, REFERENCE)
     assert after == "passed" and same == used
+
+
+# A Submit writes a hidden input into the container's cgroup counters, which
+# add up over its life and cannot be reset from inside: it makes forks fail
+# past the pids limit, as many times as the first hidden call's head count.
+# A later Run in the same container read that count back in its output (a
+# red-team, 2026-12-04). Peak memory and CPU time carried it as well.
+COUNT_IN_FAILED_FORKS = REFERENCE + """
+import os
+
+_written = []
+
+def _write(count):
+    children = []
+    try:
+        while True:
+            pid = os.fork()
+            if pid == 0:
+                import time
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    for _ in range(count - 1):
+        try:
+            os.fork()
+        except OSError:
+            pass
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+
+_kv = kv_cache_bytes
+
+def kv_cache_bytes(config, *args, **kwargs):
+    if not _written and isinstance(config, dict) and isinstance(config.get("num_attention_heads"), int):
+        _written.append(1)
+        _write(min(config["num_attention_heads"], 64))
+    return _kv(config, *args, **kwargs)
+"""
+
+READ_FAILED_FORKS = REFERENCE + """
+for _path in ("/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/pids.events"):
+    try:
+        print("FAILED-FORKS", open(_path).read().split()[1])
+        break
+    except OSError:
+        pass
+"""
+
+
+@pytest.fixture
+def reusing_four(sandbox_image: str) -> Iterator[SandboxRunner]:
+    runner = SandboxRunner(sandbox_image, startup_s=120, pool_size=1, pool_limits=Limits(**ATTACK_LIMITS), reuse_jobs=4)
+    yield runner
+    runner.close()
+
+
+def test_after_a_submit_a_container_never_serves_a_run(reusing_four: SandboxRunner) -> None:
+    outcome, before = _run(reusing_four, REFERENCE)
+    assert outcome == "passed"
+    submitted, used = run_in_pool(reusing_four, COUNT_IN_FAILED_FORKS, mode="submit", time_s=20)
+    assert used == before, "the Submit should have reused the Run's container"
+    assert submitted.outcome in ("passed", "failed"), submitted
+    read, after = run_in_pool(reusing_four, READ_FAILED_FORKS)
+    assert read.outcome == "passed", read
+    # A fresh container: no failed fork to read, and not the one the Submit wrote into.
+    assert after != used
+    assert "FAILED-FORKS 0" in read.stdout, read.stdout[-500:]
+
+
+def test_a_submit_may_follow_a_submit_in_its_container(reusing_four: SandboxRunner) -> None:
+    first, used = run_in_pool(reusing_four, REFERENCE, mode="submit", time_s=20)
+    second, again = run_in_pool(reusing_four, REFERENCE, mode="submit", time_s=20)
+    assert (first.outcome, second.outcome) == ("passed", "passed")
+    # Its output is never shown: its pass/fail bits are the one channel a Submit has, whatever it reads.
+    assert again == used
 
 
 def test_the_probe_is_real() -> None:
