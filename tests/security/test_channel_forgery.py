@@ -154,3 +154,23 @@ def test_a_bare_nan_in_a_reply_is_the_learners_error_never_ours(sandbox: Sandbox
     assert graded.outcome in ("error", "failed"), graded.describe()
     assert graded.result.error_code == "", graded.describe()
     assert not any(test.outcome == "passed" for test in graded.result.tests), graded.describe()
+
+
+# StopIteration raised by learner code ends the test's loop silently when it
+# comes back as itself: every element after the first would go unchecked.
+STOPS_THE_LOOP = "def double(x):\n    if x > 1:\n        raise StopIteration\n    return 2 * x\n"
+LOOP_TESTS = {
+    "test_visible.py": (
+        "def test_every_value_doubles(solution):\n"
+        "    for got, want in zip(map(solution.double, [1, 2, 3]), [2, 4, 6]):\n"
+        "        assert got == want\n"
+    )
+}
+
+
+def test_a_stop_iteration_from_the_learner_cannot_end_a_tests_loop(sandbox: Sandbox) -> None:
+    graded = sandbox.grade(STOPS_THE_LOOP, tests=LOOP_TESTS)
+    assert graded.outcome == "failed", graded.describe()
+    assert "StopIteration" in graded.result.tests[0].message, graded.describe()
+    honest = sandbox.grade("def double(x):\n    return 2 * x\n", tests=LOOP_TESTS)
+    assert honest.outcome == "passed", honest.describe()
