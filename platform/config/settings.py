@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import django_stubs_ext
@@ -70,6 +71,8 @@ INSTALLED_APPS = [
     "frontend",
     "django.contrib.admin",
     "django.contrib.auth",
+    # Failed logins, counted per name and address (frontend/lockout.py).
+    "axes",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
@@ -97,7 +100,26 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it answers a locked-out login.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Logins: django-axes counts failed ones. AXES_FAILURE_LIMIT failures for one
+# name from one address lock that pair out for AXES_COOLOFF_TIME (429 with a
+# Retry-After, frontend/lockout.py); a success resets the count. The pair, not
+# the address alone: a class behind one network must not lock itself out,
+# and a guesser still gets only AXES_FAILURE_LIMIT tries per cool-off. Behind
+# a proxy every client has the proxy's address, and the lock is per name.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT: int = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 5, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# A try while locked out does not push the end of the pause (the Retry-After stays true).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Successful logins are not logged (a row per login, at a class's surge).
+AXES_DISABLE_ACCESS_LOG = True
+AXES_LOCKOUT_CALLABLE = "frontend.lockout.locked_out"
 
 # Content-Security-Policy on every response (django-csp): scripts only from
 # this site's own files, so markup that slips past the Markdown sanitiser or

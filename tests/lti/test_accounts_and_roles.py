@@ -39,7 +39,7 @@ def test_an_account_signed_up_under_the_name_a_launch_would_pick_is_never_adopte
     assert can_edit_module(account, module)
     planted.refresh_from_db()
     assert not is_instructor(planted) and not can_edit_module(planted, module)
-    assert client.login(username=guessed, password="Attacker-pass-42x")
+    assert client.post(reverse("login"), {"username": guessed, "password": "Attacker-pass-42x"}).status_code == 302
     assert client.get(reverse("authoring:rung", args=[module.slug, "kv-cache-size"])).status_code == 403
 
 
