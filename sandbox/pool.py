@@ -40,6 +40,9 @@ from .jobs import Job, Limits
 log = logging.getLogger(__name__)
 
 POOL_LABEL = "llm-dojo.pool"
+# How long a Submit waits for a marked container about to come back rather
+# than mark the last clean one (``ContainerPool._keep_clean_for_runs``).
+SUBMIT_WAITS_FOR_MARKED_S = 1.0
 
 
 # A line the job master prints once a job's leftovers are gone and checked.
@@ -69,6 +72,8 @@ class Launched:
     # reset from inside, so a learner could write hidden inputs into them in
     # a Submit and read them back in a Run, whose output is shown.
     saw_hidden: bool = False
+    # Lent to a Submit now: it comes back marked (``saw_hidden``).
+    lent_to_submit: bool = False
     # When it was started: of two that served no job yet, the older is warmer.
     launched_at: float = field(default_factory=time.monotonic)
     _pending: bytearray = field(default_factory=bytearray)
@@ -191,6 +196,7 @@ class ContainerPool:
         self._owner = owner
         self._ready: deque[Launched] = deque()
         self._lent = 0
+        self._lent_to_submits = 0
         self._warming = 0
         self._lock = threading.Condition()
         self._wake = threading.Event()
@@ -243,8 +249,9 @@ class ContainerPool:
 
         ``hidden``: the job is a Submit. Only a Submit may have a container
         that saw another Submit's hidden inputs (``Launched.saw_hidden``); a
-        Run needing a clean one while only such containers wait has one of
-        them removed, so the pool starts a clean one in its place.
+        Run needing a clean one while only such containers wait, and none
+        is warming or about to come back from a Run, has one of them
+        removed, so the pool starts a clean one in its place.
 
         With none ready but one warming, or about to be started because the
         pool is short, waits for it (up to ``take_wait_s``): it is further
@@ -253,25 +260,30 @@ class ContainerPool:
         """
         if limits_key(limits) != self.key or self.size <= 0:
             return None
-        deadline = time.monotonic() + self.take_wait_s
+        started = time.monotonic()
+        deadline = started + self.take_wait_s
         made_room = False
         while True:
             spent: Launched | None = None
             with self._lock:
-                if not hidden and not made_room and self._ready and not self._eligible(hidden):
+                if not hidden and not made_room and self._ready and not self._eligible(hidden) and not self._clean_coming():
                     spent = self._next_ready(hidden=True)  # frees its slot for a clean one
                     made_room = True
-                while not self._eligible(hidden) and (self._warming or self._lent < self.size) and not self._stopped.is_set():
+                while (not self._eligible(hidden) or self._keep_clean_for_runs(hidden, started)) and (
+                    self._warming or self._lent < self.size
+                ) and not self._stopped.is_set():
                     if spent is not None:
                         break
                     self._wake.set()  # the refill thread tops the pool up now, not at its next round
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
-                    self._lock.wait(min(left, 0.5))
+                    self._lock.wait(min(left, 0.05 if hidden else 0.5))
                 launched = self._next_ready(hidden) if spent is None and self._eligible(hidden) else None
                 if launched is not None:
                     self._lent += 1
+                    launched.lent_to_submit = hidden
+                    self._lent_to_submits += hidden
             if spent is not None:
                 spent.discard()
                 self._wake.set()
@@ -282,6 +294,24 @@ class ContainerPool:
                 launched.warm = True
                 return launched
             self.give_back(launched, reusable=False)
+
+    def _clean_coming(self) -> bool:
+        """Whether a clean container is warming, or lent to a Run and about to come back (lock held)."""
+        return bool(self._warming) or self._lent > self._lent_to_submits
+
+    def _keep_clean_for_runs(self, hidden: bool, started: float) -> bool:
+        """Whether a Submit should wait for a marked container rather than mark a clean one (lock held).
+
+        Only a clean container serves a Run; once every one is marked, the
+        next Run has one removed and waits for a replacement (seconds of
+        CPU importing torch). So a Submit that finds no marked container
+        ready, while one lent to a Submit is about to come back (its
+        cleanup takes milliseconds), waits for it, up to
+        ``SUBMIT_WAITS_FOR_MARKED_S``, instead of marking the last clean one.
+        """
+        if not hidden or not self._lent_to_submits or any(item.saw_hidden for item in self._ready):
+            return False
+        return time.monotonic() - started < SUBMIT_WAITS_FOR_MARKED_S
 
     def _eligible(self, hidden: bool) -> list[Launched]:
         """The waiting containers a job may have (lock held): any for a Submit, clean ones for a Run."""
@@ -307,6 +337,10 @@ class ContainerPool:
         keep = reusable and launched.jobs < launched.max_jobs and not self._stopped.is_set()
         with self._lock:
             self._lent = max(0, self._lent - 1)
+            if launched.lent_to_submit:
+                launched.lent_to_submit = False
+                self._lent_to_submits = max(0, self._lent_to_submits - 1)
+                self._lock.notify_all()
             if keep and len(self._ready) + self._lent < self.size:
                 launched.started_at = time.monotonic()
                 self._ready.append(launched)

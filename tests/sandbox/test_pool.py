@@ -153,3 +153,27 @@ def test_a_pre_started_container_is_lent_only_once_it_is_warm(sandbox_image):
         assert result.timings["harness_ready_s"] < 1.0, result.timings
     finally:
         runner.close()
+
+
+def test_submits_keep_to_their_own_container_so_runs_never_wait_for_a_clean_one(sandbox_image):
+    # A container whose learner code saw hidden inputs serves Submits only
+    # (docs/security.md, "Reused containers"). Mixed in any order, Runs and
+    # Submits each keep to a container of their own: no Run finds only
+    # marked ones and waits for a replacement to import torch.
+    from tests.security.support import HIDDEN_TESTS
+
+    owner = f"test-pool-{uuid.uuid4().hex[:8]}"
+    runner = SandboxRunner(sandbox_image, pool_size=2, reuse_jobs=100, startup_s=120, pool_owner=owner, cleanup_in_background=True)
+    submit = Job(mode="submit", source=JOB.source, tests=HIDDEN_TESTS, limits=JOB.limits, reference=JOB.source)
+    try:
+        wait_ready(runner)
+        used: dict[str, set[str]] = {"run": set(), "submit": set()}
+        ids: list[str] = []
+        for job in (JOB, submit, submit, JOB, submit, submit, JOB, JOB, submit):
+            result = runner.run(job, on_event=lambda kind, data: ids.append(str(data["id"])) if kind == "container" else None)
+            assert result.outcome == "passed", result
+            used[job.mode].add(ids[-1])
+        assert len(used["run"]) == 1 and len(used["submit"]) == 1, used
+        assert not used["run"] & used["submit"], used
+    finally:
+        runner.close()
