@@ -46,7 +46,10 @@ def slot_jobs(slot: int) -> list[Any]:
 def runner(image: str, options: dict[str, Any]) -> Any:
     from sandbox.runner import SandboxRunner
 
-    return SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, **options)
+    # Two containers, as a worker's slot keeps (SANDBOX_POOL_SIZE): after a
+    # Submit a container serves Submits only, so with one a Run after a
+    # Submit would wait for a replacement every time (docs/security.md).
+    return SandboxRunner(image, pool_size=2, reuse_jobs=100, startup_s=120, **options)
 
 
 def grade(slot_runner: Any, one_job: Any) -> float:
