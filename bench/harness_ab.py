@@ -8,7 +8,7 @@ It builds the sandbox image of ``sandbox/harness`` as it was at ``REV``
 (``git archive``; the image's tag hashes the harness, so one already built
 is reused) and the image of this checkout, then grades the burst's jobs
 (the five rungs' references, Runs and Submits mixed, twenty jobs) with
-one pinned runner per image, both on core 0, the two taking turns job by
+one pinned runner per image (two warm containers each), both on core 0, the two taking turns job by
 job for ``BENCH_HARNESS_AB_ROUNDS`` rounds (5 by default: 100 jobs each;
 the first side alternates by round). A shared machine's speed drifts by
 tens of per cent within minutes; taking turns job by job moves both sides
@@ -50,10 +50,11 @@ def harness_at(rev: str, into: Path) -> Path:
 
 
 def side_runners(images: dict[str, str]) -> dict[str, Any]:
-    """One runner per side, configured alike: one warm container serving up to 100 jobs, pinned to core 0."""
+    """One runner per side, configured alike: two warm containers (as a worker's slot keeps: after a
+    Submit a container serves Submits only, so Runs keep to the other) serving up to 100 jobs each, pinned to core 0."""
     from sandbox.runner import SandboxRunner
 
-    return {name: SandboxRunner(image, pool_size=1, reuse_jobs=100, startup_s=120, first_core=0) for name, image in images.items()}
+    return {name: SandboxRunner(image, pool_size=2, reuse_jobs=100, startup_s=120, first_core=0) for name, image in images.items()}
 
 
 def interleave(images: dict[str, str], rounds: int) -> dict[str, dict[str, list[float]]]:
