@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from grader.messages import CODE_EMPTY, CODE_NOT_TEXT, CODE_TOO_LARGE, STALE_PAGE
+
+ASCII_USERNAME = re.compile(r"[A-Za-z0-9@.+_-]+")
+USERNAME_RULE = "Use only the letters a-z and A-Z, digits and @ . + - _ (names in other scripts can look exactly like someone else's)."
 
 
 class SignupForm(UserCreationForm[User]):
@@ -17,6 +23,10 @@ class SignupForm(UserCreationForm[User]):
         model = User
         fields = ("username", "email")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].help_text = "Up to 150 characters: letters a-z, digits and @ . + - _ only."
+
     def clean_username(self) -> str:
         # Django returns None here, against its annotation, when it has
         # already found the name taken (its error is on the form).
@@ -24,6 +34,12 @@ class SignupForm(UserCreationForm[User]):
         prefix = settings.LTI_USERNAME_PREFIX
         if username and username.lower().startswith(prefix):
             raise forms.ValidationError(f"Names starting with “{prefix}” are kept for accounts made by an LMS; choose another.", code="reserved")
+        # Latin letters only: a name in another script can look exactly like
+        # someone else's ("admin" spelt with a Cyrillic a, U+0430), and rosters, reports and
+        # the admin show names side by side. Django already refuses a name
+        # that differs from a taken one only in case or width.
+        if username and not ASCII_USERNAME.fullmatch(username):
+            raise forms.ValidationError(USERNAME_RULE, code="not_ascii")
         return username
 
 

@@ -96,6 +96,15 @@ def test_signup_with_a_name_already_taken_says_so(client, learner, taken):
     assert "A user with that username already exists." in response.content.decode()
 
 
+@pytest.mark.parametrize("look_alike", ["\u0430dmin", "lena\u0307", "j\u00f6rg"])  # Cyrillic a (U+0430); a combining dot; an umlaut
+def test_signup_refuses_names_outside_latin_letters(client, django_user_model, look_alike):
+    django_user_model.objects.create_user("admin", password="x-long-pass-word-1")
+    response = client.post("/signup/", {"username": look_alike, "password1": "a-long-pass-word-9", "password2": "a-long-pass-word-9"})
+    assert response.status_code == 200
+    assert "letters a-z and A-Z, digits" in response.content.decode()
+    assert django_user_model.objects.count() == 1
+
+
 def test_signup_refuses_the_names_kept_for_lms_accounts(client, django_user_model):
     response = client.post("/signup/", {"username": "LTI-1-abc", "password1": "a-long-pass-word-9", "password2": "a-long-pass-word-9"})
     assert response.status_code == 200 and "kept for accounts made by an LMS" in response.content.decode()
