@@ -174,7 +174,6 @@ def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submissio
     raise AssertionError("unreachable")
 
 
-
 def build_job(submission: Submission, version: RungVersion | None = None) -> Job:
     """The sandbox job of ``submission`` (against ``version``, by default its own), with its seed."""
     return job_for(version or submission.rung_version, submission.kind, submission.code, seed=submission.seed)
