@@ -27,12 +27,14 @@ import torch
 __all__ = [
     "GB",
     "GIB",
+    "assert_arguments_unchanged",
     "assert_bytes",
     "assert_close",
     "assert_distribution",
     "assert_equal",
     "assert_int",
     "assert_tensor",
+    "by_reference",
     "default_tolerances",
     "fmt_bytes",
     "job_seed",
@@ -76,6 +78,49 @@ def job_seed() -> int:
         return int(os.environ.get("DOJO_SEED", "0"))
     except ValueError:
         return 0
+
+
+# ---------------------------------------------------------------------------
+# Values that cross to the learner's process
+# ---------------------------------------------------------------------------
+# The learner's code runs in another process: the arguments a test passes
+# reach it as copies, and what it returns comes back as a copy. So a test
+# that checks its own tensor after a call, or changes a list it got back,
+# sees nothing of what the learner's code did with its copy. These two
+# helpers check what such a test means to check. Outside the harness (tests
+# run in one process) the learner's objects are the test's own, and the
+# usual checks already see everything.
+
+
+def assert_arguments_unchanged(solution: object, what: str) -> None:
+    """Fail if the last call into the learner's code changed an argument in place.
+
+    ``solution`` is the fixture or any object the learner's code returned
+    (they share one process). Call it right after the call, e.g.
+    ``solution.normalise(x)`` then
+    ``assert_arguments_unchanged(solution, "normalise")``.
+    """
+    changed_of = getattr(type(solution), "_dojo_changed_arguments", None)
+    if changed_of is None:  # in one process: compare the test's own data instead
+        return
+    changed = changed_of(solution)
+    if changed:
+        names = ", ".join(f"argument {item + 1}" if isinstance(item, int) else f"argument {item}=" for item in changed)
+        _fail(f"{what} changed its input in place ({names}); it must leave the caller's data as it was (work on a copy).")
+
+
+def by_reference(obj: object, name: str) -> Any:
+    """``obj.name`` as the learner's own object, not a copy.
+
+    Calling its methods (``append``, ``clear``, ``mul_``, ...) changes it in
+    the learner's process, as a caller holding it would. That is how a test
+    checks that an attribute or property hands out a copy of internal state:
+    change what it returned, then read the attribute again.
+    """
+    by_ref = getattr(type(obj), "_dojo_by_reference", None)
+    if by_ref is None:
+        return getattr(obj, name)
+    return by_ref(obj, name)
 
 
 # ---------------------------------------------------------------------------

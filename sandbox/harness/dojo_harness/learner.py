@@ -11,6 +11,8 @@ child left running, deletes its files, and tells the harness how it ended.
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
 import linecache
 import os
 import socket
@@ -22,6 +24,7 @@ from typing import Any
 from .protocol import (
     MAX_MESSAGE_BYTES,
     MAX_REQUEST_BYTES,
+    Blob,
     ChannelClosed,
     FrameReader,
     ProtocolError,
@@ -33,6 +36,8 @@ from .scrub import scrub
 
 SOLUTION_PATH = "/work/learner/solution.py"
 MAX_TEXT = 8000
+# Arguments (positions, then keywords) checked for changes in one call.
+MAX_CHANGED = 64
 PR_SET_DUMPABLE = 4
 PR_SET_THP_DISABLE = 41
 
@@ -58,6 +63,15 @@ def _exception_info(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def _may_change(value: Any) -> bool:
+    """Whether a call could change ``value`` in place (tensors, lists, dicts, objects)."""
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return False
+    if isinstance(value, tuple):
+        return any(_may_change(item) for item in value)
+    return True
+
+
 class _Session:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -74,6 +88,58 @@ class _Session:
         if data.get("__t") == "ref" and data.get("id") in self.handles:
             return self.handles[data["id"]]
         raise ValueError("unknown value in arguments")
+
+    # --- arguments the call changed in place ---------------------------------
+    # Arguments reach the learner's code as copies, so a test never sees the
+    # learner change them. The reply says which ones the call changed
+    # (``grading.assert_arguments_unchanged``), and only that: writing the
+    # change back would let the code alter what a test then hands to the
+    # reference.
+
+    def _fingerprint(self, value: Any) -> bytes | None:
+        """A digest of what ``value`` holds now; None for a value that cannot change."""
+        if not _may_change(value):
+            return None
+        hasher = hashlib.blake2b(digest_size=16)
+
+        def on_object(obj: Any) -> dict[str, Any]:
+            known = next((key for key, held in self.handles.items() if held is obj), None)
+            return {"__t": "ref", "id": known if known is not None else f"other:{id(obj)}"}
+
+        def walk(item: Any) -> Any:
+            if isinstance(item, Blob):
+                hasher.update(item.data)
+                return "__blob"
+            if isinstance(item, list):
+                return [walk(part) for part in item]
+            if isinstance(item, dict):
+                return {str(key): walk(part) for key, part in item.items()}
+            return item
+
+        try:
+            text = json.dumps(walk(encode_value(value, on_object)), sort_keys=True, default=repr)
+        except Exception:  # noqa: BLE001 - a value the protocol cannot carry is "changed" into one
+            return b"unencodable"
+        hasher.update(text.encode("utf-8", "surrogatepass"))
+        return hasher.digest()
+
+    def _fingerprints(self, args: Any, kwargs: Any) -> dict[int | str, bytes | None]:
+        prints: dict[int | str, bytes | None] = {}
+        if isinstance(args, list):
+            prints.update((index, self._fingerprint(arg)) for index, arg in enumerate(args[:MAX_CHANGED]))
+        if isinstance(kwargs, dict):
+            prints.update((str(name), self._fingerprint(arg)) for name, arg in list(kwargs.items())[:MAX_CHANGED])
+        return prints
+
+    def _changed(self, before: dict[int | str, bytes | None], args: Any, kwargs: Any) -> list[int | str]:
+        changed: list[int | str] = []
+        for key, digest in before.items():
+            if digest is None:
+                continue
+            value = args[key] if isinstance(key, int) else kwargs.get(key)
+            if self._fingerprint(value) != digest:
+                changed.append(key)
+        return changed
 
     def load(self, source: str) -> None:
         lines = source.splitlines(keepends=True)
@@ -96,6 +162,7 @@ class _Session:
             if op == "end":
                 send_message(self.sock, {"id": call_id, "ok": True, "ended": True})
                 return
+            changed: list[int | str] = []
             try:
                 target = self.target(message.get("target"))
                 value = getattr(target, str(message.get("attr")))
@@ -103,8 +170,15 @@ class _Session:
                     # Tensors the tests made on the GPU arrive on this process's GPU.
                     args = decode_value(message.get("args", []), self._from_tag, to_device=True)
                     kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag, to_device=True)
-                    value = value(*args, **kwargs)
+                    before = self._fingerprints(args, kwargs)
+                    try:
+                        value = value(*args, **kwargs)
+                    finally:
+                        changed = self._changed(before, args, kwargs)
                     reply = {"id": call_id, "ok": True, "value": encode_value(value, self._to_handle)}
+                elif op == "getref":
+                    # The object itself, not a copy (``grading.by_reference``).
+                    reply = {"id": call_id, "ok": True, "value": self._to_handle(value)}
                 elif op == "getattr":
                     if callable(value):
                         reply = {"id": call_id, "ok": True, "callable": True, "type": type(value).__name__}
@@ -114,6 +188,8 @@ class _Session:
                     reply = {"id": call_id, "ok": False, "exc": {"type": "RuntimeError", "mro": ["RuntimeError"], "message": f"unknown op {op!r}", "traceback": ""}}
             except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
                 reply = {"id": call_id, "ok": False, "exc": _exception_info(exc)}
+            if changed:
+                reply["changed"] = changed
             _flush()
             try:
                 send_message(self.sock, reply, MAX_MESSAGE_BYTES)

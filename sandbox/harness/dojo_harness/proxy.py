@@ -100,6 +100,13 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     return exc
 
 
+def _changed_arguments(value: Any) -> list[int | str]:
+    """A reply's list of changed arguments, kept only as small ints and short names."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value[:64] if (type(item) is int and 0 <= item < 1000) or (type(item) is str and len(item) <= 100)]
+
+
 def _exit_code(value: Any) -> int | None:
     """A child's exit code as the server reported it, range-checked."""
     if isinstance(value, int) and not isinstance(value, bool) and -64 <= value <= 255:
@@ -256,6 +263,9 @@ class LearnerSession:
         self.recorder = recorder
         self.ended = False
         self._callables: set[tuple[int | None, str]] = set()
+        # What the last call changed in place, as its reply says: argument
+        # positions and keyword names (``grading.assert_arguments_unchanged``).
+        self.last_changed: list[int | str] = []
         self.sock = channel.open_session()
         self.reader = FrameReader(self.sock)
         try:
@@ -335,6 +345,8 @@ class LearnerSession:
         body, reply = self._reply_with_body(call_id)
         if self.recorder is not None:
             self.recorder.note(frame, call_id, refs, body, reply)
+        if op == "call":
+            self.last_changed = _changed_arguments(reply.get("changed"))
         if not reply.get("ok"):
             raise _rebuild_exception(dict(reply.get("exc") or {}))
         return reply
@@ -360,6 +372,13 @@ class LearnerSession:
             self._callables.add((target, attr))
             return RemoteCallable(self, target, attr)
         return self._decode(reply.get("value"))
+
+    def getref(self, target: int | None, attr: str) -> RemoteObject:
+        """The learner's own object behind ``attr``, as a handle, never a copy."""
+        value = self._decode(self.request("getref", target, attr).get("value"))
+        if not isinstance(value, RemoteObject):
+            raise InvalidReturn("your code returned a value that cannot be graded")
+        return value
 
     def end(self) -> None:
         if self.ended:
@@ -409,6 +428,12 @@ class RemoteObject:
     def __hash__(self) -> int:
         return id(self)
 
+    def _dojo_by_reference(self, name: str) -> RemoteObject:
+        return self._session.getref(self._handle_id, name)
+
+    def _dojo_changed_arguments(self) -> list[int | str]:
+        return list(self._session.last_changed)
+
     def __repr__(self) -> str:
         return f"<{self._type_name} object in your solution>"
 
@@ -423,6 +448,12 @@ class SolutionProxy:
         if name.startswith("__"):
             raise AttributeError(name)
         return self._session.getattr(None, name)
+
+    def _dojo_by_reference(self, name: str) -> RemoteObject:
+        return self._session.getref(None, name)
+
+    def _dojo_changed_arguments(self) -> list[int | str]:
+        return list(self._session.last_changed)
 
     def __repr__(self) -> str:
         return "<your solution module>"
