@@ -108,6 +108,19 @@ def test_hidden_size_must_split_evenly_without_head_dim(solution):
         solution.kv_cache_bytes({"num_hidden_layers": 4, "num_attention_heads": 7, "hidden_size": 512, "head_dim": None}, 64)
 
 
+def test_sizes_beyond_float_precision(solution):
+    # Past 2**53 a float cannot hold every whole number: results must come from integer arithmetic.
+    huge = {"num_hidden_layers": 81, "num_attention_heads": 63, "num_key_value_heads": 63, "head_dim": 127, "hidden_size": 8001}
+    for dtype in ("int4", "fp8", "fp16", "fp32"):
+        got = solution.kv_cache_bytes(huge, 1_000_003, batch_size=100_003, dtype=dtype)
+        assert_bytes(got, reference.kv_cache_bytes(huge, 1_000_003, batch_size=100_003, dtype=dtype), f"{dtype} cache of 1,000,003 tokens x 100,003 sequences, 81 layers, 63 heads of 127")
+    tiny = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1, "hidden_size": 1}  # one byte per int4 sequence of one token
+    for gpu in (2**53 + 1, 2**60 + 3):
+        assert_int(solution.max_sequences(gpu, 0, tiny, 1, dtype="int4"), gpu, f"one-byte sequences on a card of {gpu} bytes", "sequences")
+    got = solution.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4")
+    assert_int(got, reference.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4"), "sequences of 1,000,003 int4 tokens on a card of 10**18 + 7 bytes", "sequences")
+
+
 def test_max_sequences_rounds_down_with_gqa_and_fp8(solution):
     # per sequence: 2 * 32 * 8 * 32768 * 128 * 1 byte = 2 GiB; free 65.5e9 bytes = 30.5 of them
     got = solution.max_sequences(80 * GB, 14_483_464_192, MISTRAL_7B, 32768, dtype="fp8")

@@ -194,6 +194,38 @@ def test_half_precision_and_double_inputs_are_quantized_in_float32(solution):
         _check_q(q, expected_q, near_tie, f"q of a {dtype} input")
 
 
+def test_exact_ties_after_dividing_by_the_scale(solution):
+    # In each row the second value divided by the row's scale (x / scale, in
+    # float32) is exactly k + 0.5, so ties-to-even decides; multiplied by
+    # 1 / scale instead it lands a hair off the tie, on the other level.
+    x = torch.tensor([
+        [1.678059458732605, 1.618600606918335],
+        [8.668719291687012, 4.129586696624756],
+        [5.892233848571777, 3.456468105316162],
+        [2.4006261825561523, 0.8222616910934448],
+    ])
+    expected_q, expected_scale = reference.quantize_int8(x)
+    q, scale = solution.quantize_int8(x)
+    assert_close(scale, expected_scale, what="per-row scales")
+    _check_q(q, expected_q, torch.zeros_like(x, dtype=torch.bool), "q where x / scale is exactly k + 0.5 (ties go to the even level)")
+
+
+def test_double_input_is_rounded_after_converting_to_float32(solution):
+    # 2.5000001 is not a tie in float64, but converted to float32 it is exactly 2.5: ties-to-even gives 2.
+    x = torch.tensor([[127.0, 2.5000001], [-127.0, -6.5000001]], dtype=torch.float64)
+    q, scale = solution.quantize_int8(x)
+    assert_tensor(scale, shape=(2,), dtype=torch.float32, what="scales of a float64 input")
+    _check_q(q, torch.tensor([[127, 2], [-127, -6]], dtype=torch.int8), torch.zeros(2, 2, dtype=torch.bool), "q of a float64 input")
+
+
+def test_byte_counts_beyond_float_precision(solution):
+    # Past 2**53 a float cannot hold every whole number: the rounding up must happen in integers.
+    for args in ((2**53 + 1, 1), (2**53 + 1, 4), (10**18 + 3, 4, 128), (10**18 + 1, 8, 64, 32)):
+        assert_bytes(solution.weight_bytes(*args), reference.weight_bytes(*args), f"weight_bytes{args}")
+    for size, dtype in ((2**53 + 1, "int8"), (2**53 + 1, "int4"), (2**53 + 3, "fp8"), (10**18 + 1, "int4")):
+        assert_bytes(solution.kv_cache_saving(size, dtype), reference.kv_cache_saving(size, dtype), f"kv_cache_saving({size}, {dtype!r})")
+
+
 def test_shapes_without_rows_or_columns_raise(solution):
     for shape in ((0, 4), (3, 0), (5,), (2, 2, 2)):
         with pytest.raises(ValueError):

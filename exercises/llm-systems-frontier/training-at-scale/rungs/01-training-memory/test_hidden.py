@@ -52,6 +52,10 @@ def test_huge_models_stay_exact(solution):
     assert type(got) is int, f"model_state_bytes returned {type(got).__name__}; the rules ask for an int"
     assert_bytes(got, -(-16 * params // 1024), "1e12 + 1 params on 1,024 GPUs, stage 3")
     assert_bytes(solution.model_state_bytes(params, 1024, 1), 4 * params + -(-12 * params // 1024), "1e12 + 1 params, stage 1")
+    # Past 2**53 bytes even a float division rounded up afterwards is off.
+    for params, gpus, stage in ((10**15 + 3, 3, 2), (10**18 + 1, 7, 3), (2**60 + 5, 6, 1), (10**18 + 11, 1024, 2)):
+        got = solution.model_state_bytes(params, gpus, stage)
+        assert_bytes(got, reference.model_state_bytes(params, gpus, stage), f"{params} params on {gpus} GPUs, stage {stage}")
 
 
 def test_attention_term_grows_with_the_square_of_the_sequence(solution):
