@@ -85,6 +85,9 @@ def test_scale_default_and_given(solution):
     check(solution, case, "scale None (1 / sqrt(32))")
     check(solution, case, "scale 0.5", scale=0.5)
     check(solution, case, "scale 1 given as an int", scale=1)
+    check(solution, case, "scale 0 (every token weighs the same: it is not the default)", scale=0.0)
+    check(solution, case, "scale 0 given as an int", scale=0)
+    check(solution, case, "a negative scale", scale=-0.25)
 
 
 def test_large_scores_stay_finite(solution):
@@ -101,6 +104,24 @@ def test_half_precision_keeps_the_query_dtype_and_accuracy(solution):
         assert_tensor(got, shape=(1, 4, 32), dtype=dtype, what=f"output for {dtype} inputs")
         expected = contiguous_attention(*case).to(dtype)
         assert_close(got.double(), expected.double(), rtol=tol, atol=tol, what=f"{dtype} inputs, 317 tokens (compute in float32)")
+
+
+def test_query_and_cache_in_different_dtypes(solution):
+    # The result takes the query's dtype, whatever the cache holds.
+    for query_dtype, cache_dtype, tol in ((torch.float32, torch.float16, 1e-5), (torch.float32, torch.bfloat16, 1e-5), (torch.float16, torch.float32, 1e-3)):
+        query, key_cache, value_cache, tables, lengths = random_case(26, 6, 4, 4, 2, 16, [[5, 1, 3], [0, 2, 4]], [10, 12])
+        case = (query.to(query_dtype), key_cache.to(cache_dtype), value_cache.to(cache_dtype), tables, lengths)
+        got = solution.paged_decode(*case)
+        what = f"a {query_dtype} query on a {cache_dtype} cache"
+        assert_tensor(got, shape=(2, 4, 16), dtype=query_dtype, what=f"output of {what}")
+        expected = contiguous_attention(*case).to(query_dtype)
+        assert_close(got.double(), expected.double(), rtol=tol, atol=tol, what=what)
+
+
+def test_tables_and_lengths_in_other_integer_dtypes(solution):
+    for dtype in (torch.int16, torch.int8, torch.uint8):
+        q, k, v, tables, lengths = random_case(27, 6, 4, 2, 1, 8, [[5, 0, 2], [3, 4, 1]], [9, 11])
+        check(solution, (q, k, v, tables.to(dtype), lengths.to(dtype)), f"{dtype} block tables and context lengths")
 
 
 def test_one_token_in_one_block(solution):
