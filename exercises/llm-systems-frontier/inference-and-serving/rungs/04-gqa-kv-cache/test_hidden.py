@@ -227,6 +227,14 @@ def _bad_calls(q, k, v):
         (q[:, :, t], k[:, :, t], v[:1, :, t]),  # v alone with a smaller batch
         (q[:, :, t], k[:, :, t], v3[:, :, t]),  # v alone with a larger batch
         (q[:, :, t], k[:1, :, t], v[:, :, t]),  # k alone with a smaller batch
+        (q[:, :, t], k[:, :, t], v[:, :, t, :4]),  # v alone with head_dim 4
+        (q[:, :, t], k[:, :, t], torch.cat([v, v], 3)[:, :, t]),  # v alone with head_dim 16
+        (q[:, :, t], k[:, :, t, :4], v[:, :, t]),  # k alone with head_dim 4
+        # No new token does not excuse a bad shape.
+        (q[:, :2, :0], k[:, :, :0], v[:, :, :0]),  # q with n_kv_heads heads, 0 tokens
+        (q[:, :, :0, :4], k[:, :, :0, :4], v[:, :, :0, :4]),  # head_dim 4, 0 tokens
+        (q[:, :, :0], k[:, :, :0], v[:, :, :0, :4]),  # v alone with head_dim 4, 0 tokens
+        (q[:, :, :0], k[:1, :, :0], v[:1, :, :0]),  # k and v with a smaller batch, 0 tokens
     ]
 
 
@@ -245,6 +253,7 @@ def test_bad_calls_raise_and_leave_the_cache_alone(solution):
     batch_changed = [
         (q[:1, :, t], k[:1, :, t], v[:1, :, t]),  # batch 1 after batch 2
         (q3[:, :, t], k3[:, :, t], v3[:, :, t]),  # batch 3 after batch 2
+        (q[:1, :, :0], k[:1, :, :0], v[:1, :, :0]),  # batch 1 after batch 2, 0 tokens
     ]
     for args in [*batch_changed, *_bad_calls(q, k, v)]:
         with pytest.raises(ValueError):
