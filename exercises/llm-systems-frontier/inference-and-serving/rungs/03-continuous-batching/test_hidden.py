@@ -5,7 +5,7 @@ import random
 
 import pytest
 import reference
-from grading import assert_close, assert_equal, assert_int, job_seed
+from grading import assert_arguments_unchanged, assert_close, assert_equal, assert_int, job_seed
 
 
 def _req(rid, arrival, prompt, output):
@@ -222,6 +222,11 @@ def test_invalid_arguments_raise(solution):
         ([_req("a", 0, -2, 2)], 2, 10, "continuous"),
         ([_req("a", 0, 2, -1)], 2, 10, "static"),
         ([_req("a", 0, 2, 2), _req("a", 1, 2, 2)], 2, 10, "continuous"),
+        # An empty trace has nothing to simulate, but its arguments are still checked.
+        ([], 0, 16, "continuous"),
+        ([], 2, 16.0, "continuous"),
+        ([], True, 16, "static"),
+        ([], 2, 16, "Static"),
     ]
     for args in bad_calls:
         with pytest.raises(ValueError):
@@ -283,6 +288,17 @@ def test_zero_output_request_frees_its_slot_at_once(solution):
         finish={"a": 3, "z": 0, "b": 1, "c": 2},
         latency={"a": 3, "z": 0, "b": 1, "c": 1},
     )
+
+
+def test_the_callers_trace_is_left_as_it_was(solution):
+    # Out of arrival order, with an extra key: a copy may be sorted or annotated, the caller's list may not.
+    trace = [_req("late", 5, 2, 3), _req("early", 0, 4, 1), _req("mid", 2, 1, 2)]
+    trace[1]["note"] = "kept"
+    before = copy.deepcopy(trace)
+    for policy in ("continuous", "static"):
+        solution.simulate_batching(trace, 2, 10, policy)
+        assert_arguments_unchanged(solution, f"simulate_batching ({policy})")
+        assert_equal(trace, before, f"the caller's trace after simulate_batching ({policy})")
 
 
 def test_result_types(solution):
