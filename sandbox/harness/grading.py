@@ -35,6 +35,7 @@ __all__ = [
     "assert_int",
     "assert_tensor",
     "by_reference",
+    "call_by_reference",
     "default_tolerances",
     "fmt_bytes",
     "job_seed",
@@ -121,6 +122,18 @@ def by_reference(obj: object, name: str) -> Any:
     if by_ref is None:
         return getattr(obj, name)
     return by_ref(obj, name)
+
+
+def call_by_reference(obj: object, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``obj.name(*args, **kwargs)``, its result as the learner's own object, not a copy.
+
+    As ``by_reference``, for a method: a table a method hands out can be
+    changed as a caller holding it would, then the method called again.
+    """
+    call_ref = getattr(type(obj), "_dojo_call_by_reference", None)
+    if call_ref is None:
+        return getattr(obj, name)(*args, **kwargs)
+    return call_ref(obj, name, args, kwargs)
 
 
 # ---------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 A test that checks its own tensor after a call, or changes a list it got
 back, would see nothing of what the learner's code did: such a test cannot
-fail. ``grading.assert_arguments_unchanged`` and ``grading.by_reference``
-check what it means to check, in a Run and in a Submit (whose re-run
+fail. ``grading.assert_arguments_unchanged``, ``grading.by_reference`` and
+``grading.call_by_reference`` check what it means to check, in a Run and in a Submit (whose re-run
 replays each test's replies, the changed-argument list included).
 """
 
@@ -19,7 +19,7 @@ from tests.security.support import Graded, Sandbox
 TESTS = textwrap.dedent(
     """
     import torch
-    from grading import assert_arguments_unchanged, assert_equal, by_reference
+    from grading import assert_arguments_unchanged, assert_equal, by_reference, call_by_reference
 
 
     def test_scale_leaves_its_input(solution):
@@ -44,6 +44,14 @@ TESTS = textwrap.dedent(
         history.append(1000.0)
         history.clear()
         assert_equal(keeper.history, [3.0], "history after the caller changed the list it got")
+
+
+    def test_table_hands_out_a_copy(solution):
+        keeper = solution.Keeper()
+        keeper.add(5.0)
+        table = call_by_reference(keeper, "table", 2)
+        table.append(9.0)
+        assert_equal(keeper.table(2), [5.0, 5.0], "table after the caller changed the list it got")
     """
 )
 
@@ -65,6 +73,10 @@ CORRECT = textwrap.dedent(
         @property
         def history(self):
             return list(self._history)
+
+        def table(self, times):
+            self._table = [value for value in self._history for _ in range(times)]
+            return list(self._table)
     """
 )
 
@@ -74,6 +86,9 @@ CHANGES_TENSOR = CORRECT.replace("return x * factor", "return x.mul_(factor)")
 CHANGES_NESTED = CORRECT.replace("return sum(sum(v)", "counts['a'].append(0)\n    return sum(sum(v)")
 CHANGES_KEYWORD = CORRECT.replace("+ sum(extra)", "+ sum(extra) + (extra.clear() or 0)")
 HANDS_OUT_STATE = CORRECT.replace("return list(self._history)", "return self._history")
+HANDS_OUT_TABLE = CORRECT.replace("return list(self._table)", "return self._table").replace(
+    "self._table = [value", "self._table = getattr(self, '_table', None) or [value"
+)
 
 
 def _outcomes(graded: Graded) -> dict[str, tuple[str, str]]:
@@ -95,8 +110,9 @@ def test_a_correct_solution_passes_every_check(sandbox: Sandbox, mode: Mode) -> 
         (CHANGES_NESTED, "test_tally_leaves_its_lists", "tally changed its input in place (argument 1)"),
         (CHANGES_KEYWORD, "test_tally_leaves_its_lists", "tally changed its input in place (argument extra=)"),
         (HANDS_OUT_STATE, "test_history_hands_out_a_copy", "history after the caller changed the list it got"),
+        (HANDS_OUT_TABLE, "test_table_hands_out_a_copy", "table after the caller changed the list it got"),
     ],
-    ids=["tensor", "nested-list", "keyword", "internal-state"],
+    ids=["tensor", "nested-list", "keyword", "internal-state", "method-result"],
 )
 def test_each_change_fails_its_own_test_only(sandbox: Sandbox, source: str, failing: str, says: str) -> None:
     graded = sandbox.grade(source, mode="submit", tests={"test_copies.py": TESTS})

@@ -166,7 +166,7 @@ class _Session:
             try:
                 target = self.target(message.get("target"))
                 value = getattr(target, str(message.get("attr")))
-                if op == "call":
+                if op in ("call", "callref"):
                     # Tensors the tests made on the GPU arrive on this process's GPU.
                     args = decode_value(message.get("args", []), self._from_tag, to_device=True)
                     kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag, to_device=True)
@@ -175,7 +175,9 @@ class _Session:
                         value = value(*args, **kwargs)
                     finally:
                         changed = self._changed(before, args, kwargs)
-                    reply = {"id": call_id, "ok": True, "value": encode_value(value, self._to_handle)}
+                    # ``callref``: the object returned itself, not a copy (``grading.call_by_reference``).
+                    encoded = self._to_handle(value) if op == "callref" else encode_value(value, self._to_handle)
+                    reply = {"id": call_id, "ok": True, "value": encoded}
                 elif op == "getref":
                     # The object itself, not a copy (``grading.by_reference``).
                     reply = {"id": call_id, "ok": True, "value": self._to_handle(value)}

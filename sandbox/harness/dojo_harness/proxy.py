@@ -335,7 +335,7 @@ class LearnerSession:
         call_id = self.channel.next_id()
         message: dict[str, Any] = {"op": op, "id": call_id, "target": target, "attr": attr}
         refs: list[int] = [] if target is None else [target]
-        if op == "call":
+        if op in ("call", "callref"):
             message["args"] = self._encode(list(args), refs)
             message["kwargs"] = self._encode(dict(kwargs or {}), refs)
         frame = encode_frame(message)
@@ -345,7 +345,7 @@ class LearnerSession:
         body, reply = self._reply_with_body(call_id)
         if self.recorder is not None:
             self.recorder.note(frame, call_id, refs, body, reply)
-        if op == "call":
+        if op in ("call", "callref"):
             self.last_changed = _changed_arguments(reply.get("changed"))
         if not reply.get("ok"):
             raise _rebuild_exception(dict(reply.get("exc") or {}))
@@ -375,7 +375,14 @@ class LearnerSession:
 
     def getref(self, target: int | None, attr: str) -> RemoteObject:
         """The learner's own object behind ``attr``, as a handle, never a copy."""
-        value = self._decode(self.request("getref", target, attr).get("value"))
+        return self._handle(self.request("getref", target, attr))
+
+    def callref(self, target: int | None, attr: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RemoteObject:
+        """What calling ``attr`` returns, as a handle to the learner's own object, never a copy."""
+        return self._handle(self.request("callref", target, attr, args, kwargs))
+
+    def _handle(self, reply: dict[str, Any]) -> RemoteObject:
+        value = self._decode(reply.get("value"))
         if not isinstance(value, RemoteObject):
             raise InvalidReturn("your code returned a value that cannot be graded")
         return value
@@ -431,6 +438,9 @@ class RemoteObject:
     def _dojo_by_reference(self, name: str) -> RemoteObject:
         return self._session.getref(self._handle_id, name)
 
+    def _dojo_call_by_reference(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RemoteObject:
+        return self._session.callref(self._handle_id, name, args, kwargs)
+
     def _dojo_changed_arguments(self) -> list[int | str]:
         return list(self._session.last_changed)
 
@@ -451,6 +461,9 @@ class SolutionProxy:
 
     def _dojo_by_reference(self, name: str) -> RemoteObject:
         return self._session.getref(None, name)
+
+    def _dojo_call_by_reference(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RemoteObject:
+        return self._session.callref(None, name, args, kwargs)
 
     def _dojo_changed_arguments(self) -> list[int | str]:
         return list(self._session.last_changed)
