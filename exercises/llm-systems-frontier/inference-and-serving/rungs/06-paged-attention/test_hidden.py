@@ -4,7 +4,7 @@ import random
 
 import pytest
 import reference
-from grading import assert_equal, assert_int, job_seed
+from grading import assert_equal, assert_int, call_by_reference, job_seed
 
 
 def test_blocks_for_n_tokens_is_ceil_n_over_b(solution):
@@ -15,6 +15,34 @@ def test_blocks_for_n_tokens_is_ceil_n_over_b(solution):
         table = bm.allocate(seq_id, tokens)
         assert_int(len(table), expected_lengths[seq_id], f"blocks for {tokens} tokens at block size 16", "blocks")
     assert_int(bm.num_free_blocks(), 64 - 10, "free blocks after those allocations", "blocks")
+
+
+def test_huge_blocks_are_counted_in_integers(solution):
+    # ceil(n / B) in floats: 10**17 + 1 tokens at block size 10**17 would look like exactly one block.
+    bm = solution.BlockManager(4, 10**17)
+    assert_equal(bm.allocate("x", 10**17 + 1), [0, 1], "table of 10**17 + 1 tokens at block size 10**17")
+    assert_int(bm.wasted_slots("x"), 10**17 - 1, "unfilled slots of the last block", "slots")
+    assert_equal(bm.append("x", 10**17 - 1), [], "filling the last block exactly")
+    assert_int(bm.wasted_slots("x"), 0, "unfilled slots once the last block is full", "slots")
+    assert_equal(bm.append("x", 1), [], "one token more takes a new block")
+    assert_equal(bm.block_table("x"), [0, 1, 2], "table after one token more")
+
+
+def test_tables_are_new_lists_and_copies_are_tuples(solution):
+    bm = solution.BlockManager(8, 2)
+    for what, table in (("allocate", bm.allocate("p", 3)), ("fork", bm.fork("p", "c")), ("block_table", bm.block_table("p"))):
+        assert type(table) is list and all(type(block) is int for block in table), f"{what} returned {table!r}; the rules ask for a list of ints"
+    copies = bm.append("c", 1)
+    assert type(copies) is list and copies and all(type(pair) is tuple and len(pair) == 2 for pair in copies), f"append returned {copies!r}; the rules ask for a list of (src, dst) tuples"
+    # The table handed out is the caller's: changing it leaves the manager's own table alone.
+    for method in ("block_table", "fork"):
+        args = ("p",) if method == "block_table" else ("p", "d")
+        table = call_by_reference(bm, method, *args)
+        table.append(7)
+        table.pop(0)
+    assert_equal(bm.block_table("p"), [0, 1], "parent's table after the caller changed lists it got")
+    assert_equal(bm.block_table("d"), [0, 1], "fork's table after the caller changed the list it got")
+    assert_int(bm.num_tokens("d"), 3, "tokens of the fork", "tokens")
 
 
 def test_lowest_free_block_is_handed_out_first(solution):
@@ -258,7 +286,7 @@ def test_numbers_of_another_type_raise(solution):
 def test_ref_count_of_a_block_that_does_not_exist_raises(solution):
     bm = solution.BlockManager(4, 2)
     bm.allocate(0, 8)
-    for block in (-1, 4, 100, 1.0, "0"):
+    for block in (-1, 4, 100, 1.0, "0", True, False):
         with pytest.raises(ValueError):
             bm.ref_count(block)
     assert_int(bm.ref_count(3), 1, "references to the last block", "references")
