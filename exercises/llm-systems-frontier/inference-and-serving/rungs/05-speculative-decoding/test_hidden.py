@@ -175,6 +175,9 @@ def test_bad_shapes_and_token_ids_raise(solution):
         (torch.zeros(2, 0, dtype=torch.int64), torch.zeros(2, 0, 0), torch.zeros(2, 1, 0)),  # vocabulary of 0 tokens, k = 0
         (torch.zeros(0, 0, dtype=torch.int64), torch.zeros(0, 0, 0), torch.zeros(0, 1, 0)),  # vocabulary of 0 tokens, no rows
         (torch.zeros(0, 2, dtype=torch.int64), torch.zeros(0, 2, 0), torch.zeros(0, 3, 0)),  # vocabulary of 0 tokens, no rows, k = 2
+        (torch.zeros(4, 0, dtype=torch.int64), torch.zeros(4, 0, 3), torch.full((4, 1, 2), 0.5)),  # k = 0: target vocabulary of 2, draft's of 3
+        (torch.zeros(4, 0, dtype=torch.int64), torch.zeros(4, 0, 2), torch.full((4, 1, 3), 0.3)),  # k = 0: target vocabulary larger than the draft's
+        (torch.zeros(0, 0, dtype=torch.int64), torch.zeros(0, 0, 3), torch.zeros(0, 1, 2)),  # k = 0 and no rows: the vocabularies still differ
     ]
     for d, dq, dp in bad_calls:
         with pytest.raises(ValueError):
@@ -335,6 +338,32 @@ def test_half_precision_rows_are_used_as_given(solution):
         drafts, q_t, p_t = make_batch(p, q, n, _seed(offset), dtype=dtype)
         out = solution.verify_draft(drafts, q_t, p_t, _seed(offset + 1))
         assert_rows_follow(out, row_law(p_t[0], q_t[0]), n, 2, f"2 drafts, probabilities in {dtype}")
+
+
+def test_rows_that_do_not_sum_to_one_are_not_renormalised(solution):
+    # The target row sums to 0.9. Used as given, draft 0 is accepted with
+    # chance 0.36 / 0.8 = 0.45; renormalised to [0.4, 0.6] it would be 0.5.
+    n = 20000
+    drafts = torch.zeros(n, 1, dtype=torch.int64)
+    q = torch.tensor([[[0.8, 0.2]]]).repeat(n, 1, 1)
+    p = torch.tensor([[[0.36, 0.54], [0.5, 0.5]]]).repeat(n, 1, 1)
+    out = solution.verify_draft(drafts, q, p, _seed(60))
+    assert_tensor(out, shape=(n, 2), dtype=torch.int64, what="emitted tokens")
+    accepted = float((out[:, 0] == 0).double().mean())
+    bound = 6.2 * math.sqrt(0.45 * 0.55 / n)  # about one false failure in a billion
+    assert abs(accepted - 0.45) <= bound, (
+        f"draft 0 was accepted in {accepted:.4f} of {n} rows; used as given, p(0) / q(0) = 0.36 / 0.8 = 0.45 "
+        f"(within {bound:.4f}). Renormalising the rows (or checking their sums) changes the ratio."
+    )
+
+
+def test_token_ids_of_any_integer_dtype(solution):
+    drafts, q, p = make_batch([[0.5, 0.3, 0.2]] * 3, [[0.2, 0.3, 0.5]] * 2, 50, _seed(61))
+    expected = solution.verify_draft(drafts, q, p, _seed(62))
+    for dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+        got = solution.verify_draft(drafts.to(dtype), q, p, _seed(62))
+        assert_tensor(got, shape=(50, 3), dtype=torch.int64, what=f"emitted tokens for {dtype} draft tokens")
+        assert_equal(got.tolist(), expected.tolist(), f"tokens emitted for {dtype} draft tokens, against int64 ones with the same seed")
 
 
 def test_each_draft_gets_its_own_uniform_draw(solution):
