@@ -63,6 +63,9 @@ def test_attention_term_grows_with_the_square_of_the_sequence(solution):
     per_layer = 34 * 8192 * 2 * 1024 + 5 * 16 * 8192 * 8192 * 2
     assert_bytes(solution.activation_bytes(3, 8192, 2, 1024, 16), 3 * per_layer, "3 layers, s=8192, b=2, h=1024, a=16")
     assert_bytes(solution.activation_bytes(1, 1, 1, 8, 8), 34 * 8 + 5 * 8, "the smallest layer: s=1, b=1, h=8, a=8")
+    # 5as/h is not whole here: the term is 5*a*s*s*b bytes, not s*b*h times a rounded ratio.
+    assert_bytes(solution.activation_bytes(1, 3, 1, 16, 2), 34 * 3 * 16 + 5 * 2 * 3 * 3, "s=3, b=1, h=16, a=2")
+    assert_bytes(solution.activation_bytes(2, 7, 3, 24, 4), 2 * (34 * 7 * 3 * 24 + 5 * 4 * 7 * 7 * 3), "2 layers, s=7, b=3, h=24, a=4")
 
 
 def test_recomputation_keeps_only_the_layer_input(solution):
@@ -88,10 +91,11 @@ def test_bad_stage_raises(solution):
 
 def test_bad_counts_raise(solution):
     for bad in (0, -1, 8.0, True, "8", None):
-        with pytest.raises(ValueError):
-            solution.model_state_bytes(bad, 8, 1)
-        with pytest.raises(ValueError):
-            solution.model_state_bytes(1000, bad, 1)
+        for stage in (0, 1, 2, 3):  # stage 0 does not divide by n_gpus, but still checks it
+            with pytest.raises(ValueError):
+                solution.model_state_bytes(bad, 8, stage)
+            with pytest.raises(ValueError):
+                solution.model_state_bytes(1000, bad, stage)
 
 
 def test_optimizer_bytes_may_be_zero_but_not_negative(solution):

@@ -51,6 +51,23 @@ def test_last_bucket_holds_the_remainder(solution):
     _check(got, {"step_s": 15.0, "exposed_comm_s": 4.0, "buckets": 3}, "10 bytes in buckets of 4")
 
 
+def test_remainder_bucket_comes_last(solution):
+    # 10 bytes in buckets of 4, 4 and 2, ready at 1.8, 2.6 and 3.0 s; on 2 GPUs at 1 byte/s they take 4, 4 and 2 s:
+    # 1.8-5.8, 5.8-9.8, 9.8-11.8. The small bucket first (2, 4, 4) would end at 11.4 s.
+    got = solution.data_parallel_step(1.0, 2.0, 10, 2, 1.0, 0.0, 4)
+    _check(got, {"step_s": 11.8, "exposed_comm_s": 8.8, "buckets": 3}, "10 bytes in buckets of 4, all-reduces slower than the backward pass")
+
+
+def test_queue_that_forms_at_the_last_bucket(solution):
+    # 5 bytes in buckets of 2, 2 and 1 on 4 GPUs at 1 byte/s: each byte takes 1.5 s, and one is produced every 2 s.
+    # Ready at 4, 8 and 10 s; all-reduces 4-7, 8-11, then the last waits for the second: 11-12.5.
+    got = solution.data_parallel_step(0.0, 10.0, 5, 4, 1.0, 0.0, 2)
+    _check(got, {"step_s": 12.5, "exposed_comm_s": 2.5, "buckets": 3}, "the last bucket waits for the one before it")
+    # 7 bytes in buckets of 3, 3 and 1 on 2 GPUs: ready at 30/7, 60/7 and 10 s, taking 3, 3 and 1 s.
+    got = solution.data_parallel_step(0.0, 10.0, 7, 2, 1.0, 0.0, 3)
+    _check(got, {"step_s": 60 / 7 + 4, "exposed_comm_s": 60 / 7 - 6, "buckets": 3}, "7 bytes in buckets of 3")
+
+
 def test_bucket_larger_than_the_gradient_is_one_bucket(solution):
     for bucket in (3_000_000_000, 3_000_000_001, 10**12):
         got = solution.data_parallel_step(0.1, 0.2, 3_000_000_000, 8, 100e9, 10e-6, bucket)

@@ -86,6 +86,12 @@ def test_all_zero_and_empty_tensors(solution):
     assert_tensor(got, shape=(0, 4), dtype=torch.float32, what="an empty tensor's result")
     assert_close(scaler.amax_history, [0.0, 0.0], rtol=0.0, atol=0.0, what="history after a zero and an empty tensor")
     assert_int(scaler.last_saturated, 0, "saturated elements of an empty tensor")
+    scaler = solution.DelayedScaling("e4m3", history_len=3)
+    scaler.quantize(torch.tensor([1.0]))
+    scaler.quantize(torch.tensor([1000.0, 0.5]))  # scale 448: 1000 saturates, 0.5 does not
+    assert_int(scaler.last_saturated, 1, "saturated elements of [1000, 0.5] at scale 448")
+    scaler.quantize(torch.empty(3, 0))
+    assert_int(scaler.last_saturated, 0, "saturated elements of an empty tensor after one that saturated")
 
 
 def test_input_dtypes_are_computed_in_float32(solution):
@@ -94,6 +100,16 @@ def test_input_dtypes_are_computed_in_float32(solution):
         ref, got = reference.DelayedScaling("e4m3"), solution.DelayedScaling("e4m3")
         for step in range(3):
             _same_step(got, ref, x * (step + 1), f"{dtype} input, step {step}")
+    # Multiplied by the scale in bfloat16 or float16 first, these round twice and land on other FP8 levels.
+    for dtype, fmt, values in (
+        (torch.bfloat16, "e4m3", [16.125, 67.0, -43.0, 21.25, 33.0, -12.625, -1.7890625, -29.875]),
+        (torch.bfloat16, "e5m2", [0.00030517578125, 0.08447265625, -1.78125, 0.77734375, 0.703125, -0.87109375, 1.9140625, -1.7109375]),
+        (torch.float16, "e4m3", [0.14306640625, 0.609375, 1.3076171875, -1.515625, -1.431640625, 0.96435546875, -0.376220703125, 0.1285400390625]),
+    ):
+        x = torch.tensor(values, dtype=dtype)
+        ref, got = reference.DelayedScaling(fmt), solution.DelayedScaling(fmt)
+        _same_step(got, ref, x * 2, f"{dtype} input in {fmt}, first tensor")
+        _same_step(got, ref, x, f"{dtype} input in {fmt}, scaled by the first tensor's amax")
 
 
 def test_keeps_the_shape(solution):
