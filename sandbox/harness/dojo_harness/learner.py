@@ -11,8 +11,6 @@ child left running, deletes its files, and tells the harness how it ended.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import json
 import linecache
 import os
 import socket
@@ -24,12 +22,12 @@ from typing import Any
 from .protocol import (
     MAX_MESSAGE_BYTES,
     MAX_REQUEST_BYTES,
-    Blob,
     ChannelClosed,
     FrameReader,
     ProtocolError,
     decode_value,
     encode_value,
+    matches_encoding,
     send_message,
 )
 from .scrub import scrub
@@ -78,6 +76,8 @@ class _Session:
         self.reader = FrameReader(sock, MAX_REQUEST_BYTES)
         self.handles: dict[int, Any] = {}
         self.module = types.ModuleType("solution")
+        # The last call's request and the arguments it got, for ``changed``.
+        self._last_call: tuple[dict[str, Any], Any, Any] | None = None
 
     def _to_handle(self, value: Any) -> dict[str, Any]:
         handle_id = len(self.handles) + 1
@@ -89,57 +89,35 @@ class _Session:
             return self.handles[data["id"]]
         raise ValueError("unknown value in arguments")
 
-    # --- arguments the call changed in place ---------------------------------
+    # --- arguments the last call changed in place ----------------------------
     # Arguments reach the learner's code as copies, so a test never sees the
-    # learner change them. The reply says which ones the call changed
-    # (``grading.assert_arguments_unchanged``), and only that: writing the
-    # change back would let the code alter what a test then hands to the
-    # reference.
+    # learner change them. Asked (op ``changed``), this process says which
+    # ones the last call changed (``grading.assert_arguments_unchanged``),
+    # and only that: writing the change back would let the code alter what a
+    # test then hands to the reference. Each argument is compared with the
+    # frame it came in.
 
-    def _fingerprint(self, value: Any) -> bytes | None:
-        """A digest of what ``value`` holds now; None for a value that cannot change."""
-        if not _may_change(value):
-            return None
-        hasher = hashlib.blake2b(digest_size=16)
-
-        def on_object(obj: Any) -> dict[str, Any]:
-            known = next((key for key, held in self.handles.items() if held is obj), None)
-            return {"__t": "ref", "id": known if known is not None else f"other:{id(obj)}"}
-
-        def walk(item: Any) -> Any:
-            if isinstance(item, Blob):
-                hasher.update(item.data)
-                return "__blob"
-            if isinstance(item, list):
-                return [walk(part) for part in item]
-            if isinstance(item, dict):
-                return {str(key): walk(part) for key, part in item.items()}
-            return item
-
-        try:
-            text = json.dumps(walk(encode_value(value, on_object)), sort_keys=True, default=repr)
-        except Exception:  # noqa: BLE001 - a value the protocol cannot carry is "changed" into one
-            return b"unencodable"
-        hasher.update(text.encode("utf-8", "surrogatepass"))
-        return hasher.digest()
-
-    def _fingerprints(self, args: Any, kwargs: Any) -> dict[int | str, bytes | None]:
-        prints: dict[int | str, bytes | None] = {}
-        if isinstance(args, list):
-            prints.update((index, self._fingerprint(arg)) for index, arg in enumerate(args[:MAX_CHANGED]))
-        if isinstance(kwargs, dict):
-            prints.update((str(name), self._fingerprint(arg)) for name, arg in list(kwargs.items())[:MAX_CHANGED])
-        return prints
-
-    def _changed(self, before: dict[int | str, bytes | None], args: Any, kwargs: Any) -> list[int | str]:
+    def _changed(self, message: dict[str, Any], args: Any, kwargs: Any) -> list[int | str]:
         changed: list[int | str] = []
-        for key, digest in before.items():
-            if digest is None:
-                continue
-            value = args[key] if isinstance(key, int) else kwargs.get(key)
-            if self._fingerprint(value) != digest:
-                changed.append(key)
+        args_data = message.get("args")
+        if isinstance(args, list) and isinstance(args_data, list):
+            changed += [index for index, (value, data) in enumerate(zip(args[:MAX_CHANGED], args_data, strict=False)) if not self._unchanged(value, data)]
+        kwargs_data = message.get("kwargs")
+        pairs = kwargs_data.get("v") if isinstance(kwargs_data, dict) else None
+        if isinstance(kwargs, dict) and isinstance(pairs, list):
+            for pair in pairs[:MAX_CHANGED]:
+                name = pair[0] if isinstance(pair, list) and len(pair) == 2 else None
+                if isinstance(name, str) and name in kwargs and not self._unchanged(kwargs[name], pair[1]):
+                    changed.append(name)
         return changed
+
+    def _unchanged(self, value: Any, data: Any) -> bool:
+        if not _may_change(value):
+            return True
+        try:
+            return matches_encoding(value, data, self.handles.get)
+        except Exception:  # noqa: BLE001 - a value that breaks the comparison has changed into something else
+            return False
 
     def load(self, source: str) -> None:
         lines = source.splitlines(keepends=True)
@@ -154,6 +132,27 @@ class _Session:
             return self.module
         return self.handles[int(target_id)]
 
+    def _answer(self, op: Any, call_id: Any, message: dict[str, Any]) -> dict[str, Any]:
+        """The reply to a ``call``, ``callref``, ``getref`` or ``getattr`` request (what the learner's code raises propagates)."""
+        target = self.target(message.get("target"))
+        value = getattr(target, str(message.get("attr")))
+        if op in ("call", "callref"):
+            # Tensors the tests made on the GPU arrive on this process's GPU.
+            args = decode_value(message.get("args", []), self._from_tag, to_device=True)
+            kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag, to_device=True)
+            self._last_call = (message, args, kwargs)
+            value = value(*args, **kwargs)
+            # ``callref``: the object returned itself, not a copy (``grading.call_by_reference``).
+            return {"id": call_id, "ok": True, "value": self._to_handle(value) if op == "callref" else encode_value(value, self._to_handle)}
+        if op == "getref":
+            # The object itself, not a copy (``grading.by_reference``).
+            return {"id": call_id, "ok": True, "value": self._to_handle(value)}
+        if op == "getattr":
+            if callable(value):
+                return {"id": call_id, "ok": True, "callable": True, "type": type(value).__name__}
+            return {"id": call_id, "ok": True, "value": encode_value(value, self._to_handle)}
+        return {"id": call_id, "ok": False, "exc": {"type": "RuntimeError", "mro": ["RuntimeError"], "message": f"unknown op {op!r}", "traceback": ""}}
+
     def serve(self) -> None:
         while True:
             message = self.reader.message()
@@ -162,36 +161,14 @@ class _Session:
             if op == "end":
                 send_message(self.sock, {"id": call_id, "ok": True, "ended": True})
                 return
-            changed: list[int | str] = []
             try:
-                target = self.target(message.get("target"))
-                value = getattr(target, str(message.get("attr")))
-                if op in ("call", "callref"):
-                    # Tensors the tests made on the GPU arrive on this process's GPU.
-                    args = decode_value(message.get("args", []), self._from_tag, to_device=True)
-                    kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag, to_device=True)
-                    before = self._fingerprints(args, kwargs)
-                    try:
-                        value = value(*args, **kwargs)
-                    finally:
-                        changed = self._changed(before, args, kwargs)
-                    # ``callref``: the object returned itself, not a copy (``grading.call_by_reference``).
-                    encoded = self._to_handle(value) if op == "callref" else encode_value(value, self._to_handle)
-                    reply = {"id": call_id, "ok": True, "value": encoded}
-                elif op == "getref":
-                    # The object itself, not a copy (``grading.by_reference``).
-                    reply = {"id": call_id, "ok": True, "value": self._to_handle(value)}
-                elif op == "getattr":
-                    if callable(value):
-                        reply = {"id": call_id, "ok": True, "callable": True, "type": type(value).__name__}
-                    else:
-                        reply = {"id": call_id, "ok": True, "value": encode_value(value, self._to_handle)}
+                if op == "changed":
+                    # Asked only by a test that checks (``grading.assert_arguments_unchanged``): no call pays for it.
+                    reply = {"id": call_id, "ok": True, "value": self._changed(*self._last_call) if self._last_call else []}
                 else:
-                    reply = {"id": call_id, "ok": False, "exc": {"type": "RuntimeError", "mro": ["RuntimeError"], "message": f"unknown op {op!r}", "traceback": ""}}
+                    reply = self._answer(op, call_id, message)
             except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
                 reply = {"id": call_id, "ok": False, "exc": _exception_info(exc)}
-            if changed:
-                reply["changed"] = changed
             _flush()
             try:
                 send_message(self.sock, reply, MAX_MESSAGE_BYTES)

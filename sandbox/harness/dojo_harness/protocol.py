@@ -328,6 +328,59 @@ def encode_value(value: Any, on_object: Callable[[Any], dict[str, Any]]) -> Any:
     return on_object(value)
 
 
+def matches_encoding(value: Any, data: Any, handle: Callable[[Any], Any]) -> bool:
+    """Whether ``value`` still holds what ``data`` (its encoding, as received) says.
+
+    ``handle`` maps a ``ref`` tag's id to the object it names. Cheaper than
+    encoding ``value`` again: nothing is hashed or serialised, and a tensor
+    is compared byte for byte with the frame it came in (wherever it was
+    moved since: the device is not compared). A value whose shape of data
+    differs in any way (another type, length, dtype, key order) does not match.
+    """
+    if data is None or isinstance(data, bool | int | float | str):
+        return type(value) is type(data) and bool(value == data)
+    if isinstance(data, list):
+        return type(value) is list and len(value) == len(data) and all(matches_encoding(v, d, handle) for v, d in zip(value, data, strict=True))
+    if not isinstance(data, dict):
+        return False
+    tag = data.get("__t")
+    if tag == "float":
+        special = _SPECIAL_FLOATS.get(data.get("v"), 0.0)
+        return type(value) is float and (value == special or (math.isnan(value) and math.isnan(special)))
+    if tag == "tuple":
+        items = data.get("v")
+        return type(value) is tuple and isinstance(items, list) and len(value) == len(items) and all(
+            matches_encoding(v, d, handle) for v, d in zip(value, items, strict=True)
+        )
+    if tag == "dict":
+        pairs = data.get("v")
+        if type(value) is not dict or not isinstance(pairs, list) or len(value) != len(pairs):
+            return False
+        return all(
+            isinstance(pair, list) and len(pair) == 2 and matches_encoding(key, pair[0], handle) and matches_encoding(item, pair[1], handle)
+            for (key, item), pair in zip(value.items(), pairs, strict=True)
+        )
+    if tag == "tensor":
+        tensor = _as_tensor(value) if _is_tensor(value) else None
+        if tensor is None:
+            return False
+        encoded = _encode_tensor(tensor)
+        return (
+            encoded["dtype"] == data.get("dtype")
+            and encoded["shape"] == data.get("shape")
+            and encoded["requires_grad"] == bool(data.get("requires_grad"))
+            and bytes(encoded["data"].data) == bytes(data.get("data") or b"")
+        )
+    if tag == "ndarray":
+        numpy = sys.modules.get("numpy")
+        if numpy is None or not isinstance(value, numpy.ndarray):
+            return False
+        return bool(value.dtype.str == data.get("dtype") and list(value.shape) == data.get("shape") and value.tobytes(order="C") == bytes(data.get("data") or b""))
+    if tag == "ref":
+        return handle(data.get("id")) is value
+    return False
+
+
 def _is_tensor(value: Any) -> bool:
     # No tensor exists before torch is imported: never import it here. The
     # re-run's lean learner process (``lean``) would otherwise pay a whole

@@ -263,9 +263,6 @@ class LearnerSession:
         self.recorder = recorder
         self.ended = False
         self._callables: set[tuple[int | None, str]] = set()
-        # What the last call changed in place, as its reply says: argument
-        # positions and keyword names (``grading.assert_arguments_unchanged``).
-        self.last_changed: list[int | str] = []
         self.sock = channel.open_session()
         self.reader = FrameReader(self.sock)
         try:
@@ -345,8 +342,6 @@ class LearnerSession:
         body, reply = self._reply_with_body(call_id)
         if self.recorder is not None:
             self.recorder.note(frame, call_id, refs, body, reply)
-        if op in ("call", "callref"):
-            self.last_changed = _changed_arguments(reply.get("changed"))
         if not reply.get("ok"):
             raise _rebuild_exception(dict(reply.get("exc") or {}))
         return reply
@@ -372,6 +367,11 @@ class LearnerSession:
             self._callables.add((target, attr))
             return RemoteCallable(self, target, attr)
         return self._decode(reply.get("value"))
+
+    def changed_arguments(self) -> list[int | str]:
+        """Which arguments the last call changed in place, as the learner's process says:
+        positions and keyword names (``grading.assert_arguments_unchanged``)."""
+        return _changed_arguments(self.request("changed", None, "").get("value"))
 
     def getref(self, target: int | None, attr: str) -> RemoteObject:
         """The learner's own object behind ``attr``, as a handle, never a copy."""
@@ -442,7 +442,7 @@ class RemoteObject:
         return self._session.callref(self._handle_id, name, args, kwargs)
 
     def _dojo_changed_arguments(self) -> list[int | str]:
-        return list(self._session.last_changed)
+        return self._session.changed_arguments()
 
     def __repr__(self) -> str:
         return f"<{self._type_name} object in your solution>"
@@ -466,7 +466,7 @@ class SolutionProxy:
         return self._session.callref(None, name, args, kwargs)
 
     def _dojo_changed_arguments(self) -> list[int | str]:
-        return list(self._session.last_changed)
+        return self._session.changed_arguments()
 
     def __repr__(self) -> str:
         return "<your solution module>"
