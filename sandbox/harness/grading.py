@@ -87,8 +87,8 @@ def job_seed() -> int:
 # The learner's code runs in another process: the arguments a test passes
 # reach it as copies, and what it returns comes back as a copy. So a test
 # that checks its own tensor after a call, or changes a list it got back,
-# sees nothing of what the learner's code did with its copy. These two
-# helpers check what such a test means to check. Outside the harness (tests
+# sees nothing of what the learner's code did with its copy. The helpers
+# below check what such a test means to check. Outside the harness (tests
 # run in one process) the learner's objects are the test's own, and the
 # usual checks already see everything.
 

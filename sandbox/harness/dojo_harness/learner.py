@@ -20,6 +20,7 @@ import types
 from typing import Any
 
 from .protocol import (
+    MAX_CHANGED_ARGUMENTS,
     MAX_MESSAGE_BYTES,
     MAX_REQUEST_BYTES,
     ChannelClosed,
@@ -34,8 +35,6 @@ from .scrub import scrub
 
 SOLUTION_PATH = "/work/learner/solution.py"
 MAX_TEXT = 8000
-# Arguments (positions, then keywords) checked for changes in one call.
-MAX_CHANGED = 64
 PR_SET_DUMPABLE = 4
 PR_SET_THP_DISABLE = 41
 
@@ -59,15 +58,6 @@ def _exception_info(exc: BaseException) -> dict[str, Any]:
         "message": str(exc)[:MAX_TEXT],
         "traceback": text[-MAX_TEXT:],
     }
-
-
-def _may_change(value: Any) -> bool:
-    """Whether a call could change ``value`` in place (tensors, lists, dicts, objects)."""
-    if value is None or isinstance(value, bool | int | float | str | bytes):
-        return False
-    if isinstance(value, tuple):
-        return any(_may_change(item) for item in value)
-    return True
 
 
 class _Session:
@@ -101,19 +91,17 @@ class _Session:
         changed: list[int | str] = []
         args_data = message.get("args")
         if isinstance(args, list) and isinstance(args_data, list):
-            changed += [index for index, (value, data) in enumerate(zip(args[:MAX_CHANGED], args_data, strict=False)) if not self._unchanged(value, data)]
+            changed += [index for index, (value, data) in enumerate(zip(args[:MAX_CHANGED_ARGUMENTS], args_data, strict=False)) if not self._unchanged(value, data)]
         kwargs_data = message.get("kwargs")
         pairs = kwargs_data.get("v") if isinstance(kwargs_data, dict) else None
         if isinstance(kwargs, dict) and isinstance(pairs, list):
-            for pair in pairs[:MAX_CHANGED]:
+            for pair in pairs[:MAX_CHANGED_ARGUMENTS]:
                 name = pair[0] if isinstance(pair, list) and len(pair) == 2 else None
                 if isinstance(name, str) and name in kwargs and not self._unchanged(kwargs[name], pair[1]):
                     changed.append(name)
         return changed
 
     def _unchanged(self, value: Any, data: Any) -> bool:
-        if not _may_change(value):
-            return True
         try:
             return matches_encoding(value, data, self.handles.get)
         except Exception:  # noqa: BLE001 - a value that breaks the comparison has changed into something else

@@ -39,6 +39,8 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 # Digits of a JSON integer; Python refuses to parse ints of over 4300 digits.
 MAX_INT_DIGITS = 1000
+# Arguments (positions, then keywords) one ``changed`` answer may name.
+MAX_CHANGED_ARGUMENTS = 64
 _HEADER = struct.Struct("!I")
 # Ends a frame's JSON when raw bytes follow it. JSON text never holds a NUL
 # byte (a string's control characters are escaped).

@@ -10,7 +10,17 @@ import threading
 import time
 from typing import Any
 
-from .protocol import ChannelClosed, FrameReader, ProtocolError, decode_value, encode_frame, encode_value, parse_message, recv_message
+from .protocol import (
+    MAX_CHANGED_ARGUMENTS,
+    ChannelClosed,
+    FrameReader,
+    ProtocolError,
+    decode_value,
+    encode_frame,
+    encode_value,
+    parse_message,
+    recv_message,
+)
 from .tape import Recorder, load_digest
 
 
@@ -104,7 +114,7 @@ def _changed_arguments(value: Any) -> list[int | str]:
     """A reply's list of changed arguments, kept only as small ints and short names."""
     if not isinstance(value, list):
         return []
-    return [item for item in value[:64] if (type(item) is int and 0 <= item < 1000) or (type(item) is str and len(item) <= 100)]
+    return [item for item in value[:MAX_CHANGED_ARGUMENTS] if (type(item) is int and 0 <= item < 1000) or (type(item) is str and len(item) <= 100)]
 
 
 def _exit_code(value: Any) -> int | None:
@@ -412,7 +422,27 @@ class RemoteCallable:
         return f"<solution function {self._attr}>"
 
 
-class RemoteObject:
+class _ByReference:
+    """What ``grading``'s by-reference helpers ask of the solution module or an object of it."""
+
+    _session: LearnerSession
+
+    @property
+    def _target(self) -> int | None:
+        """The handle id of the object; None for the module."""
+        return None
+
+    def _dojo_by_reference(self, name: str) -> RemoteObject:
+        return self._session.getref(self._target, name)
+
+    def _dojo_call_by_reference(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RemoteObject:
+        return self._session.callref(self._target, name, args, kwargs)
+
+    def _dojo_changed_arguments(self) -> list[int | str]:
+        return self._session.changed_arguments()
+
+
+class RemoteObject(_ByReference):
     """An object living in the learner process (e.g. an instance of their class).
 
     It compares equal only to itself: values are compared after fetching them
@@ -423,6 +453,10 @@ class RemoteObject:
         self._session = session
         self._handle_id = handle_id
         self._type_name = type_name
+
+    @property
+    def _target(self) -> int | None:
+        return self._handle_id
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -435,20 +469,11 @@ class RemoteObject:
     def __hash__(self) -> int:
         return id(self)
 
-    def _dojo_by_reference(self, name: str) -> RemoteObject:
-        return self._session.getref(self._handle_id, name)
-
-    def _dojo_call_by_reference(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RemoteObject:
-        return self._session.callref(self._handle_id, name, args, kwargs)
-
-    def _dojo_changed_arguments(self) -> list[int | str]:
-        return self._session.changed_arguments()
-
     def __repr__(self) -> str:
         return f"<{self._type_name} object in your solution>"
 
 
-class SolutionProxy:
+class SolutionProxy(_ByReference):
     """What tests receive as the ``solution`` fixture: the learner's module."""
 
     def __init__(self, session: LearnerSession) -> None:
@@ -458,15 +483,6 @@ class SolutionProxy:
         if name.startswith("__"):
             raise AttributeError(name)
         return self._session.getattr(None, name)
-
-    def _dojo_by_reference(self, name: str) -> RemoteObject:
-        return self._session.getref(None, name)
-
-    def _dojo_call_by_reference(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RemoteObject:
-        return self._session.callref(None, name, args, kwargs)
-
-    def _dojo_changed_arguments(self) -> list[int | str]:
-        return self._session.changed_arguments()
 
     def __repr__(self) -> str:
         return "<your solution module>"
