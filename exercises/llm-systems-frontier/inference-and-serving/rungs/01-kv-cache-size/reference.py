@@ -14,7 +14,8 @@ def _positive_int(value: object, name: str) -> int:
 
 
 def _bits(dtype: str) -> int:
-    if dtype not in BITS_PER_ELEMENT:
+    # A dtype that is not a str (None, 16, a list) is refused too, as ValueError.
+    if not isinstance(dtype, str) or dtype not in BITS_PER_ELEMENT:
         raise ValueError(f"unknown dtype {dtype!r}; expected one of {sorted(BITS_PER_ELEMENT)}")
     return BITS_PER_ELEMENT[dtype]
 

@@ -121,6 +121,31 @@ def test_sizes_beyond_float_precision(solution):
     assert_int(got, reference.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4"), "sequences of 1,000,003 int4 tokens on a card of 10**18 + 7 bytes", "sequences")
 
 
+def test_head_dim_from_a_hidden_size_past_float_precision(solution):
+    # hidden_size // heads must stay an integer division: hidden_size / heads in floats loses units past 2**53.
+    for heads, hidden in ((3, 3 * (2**54 + 1)), (7, 7 * (2**60 + 11)), (1, 2**53 + 1)):
+        config = {"num_hidden_layers": 1, "num_attention_heads": heads, "num_key_value_heads": 1, "hidden_size": hidden}
+        for dtype in ("int4", "fp32"):
+            got = solution.kv_cache_bytes(config, 1, dtype=dtype)
+            assert_bytes(got, reference.kv_cache_bytes(config, 1, dtype=dtype), f"one {dtype} token, {heads} query heads, hidden_size {hidden}")
+
+
+def test_only_the_exact_key_names_count(solution):
+    # Names other libraries use for the same sizes are "other keys": ignored, whatever their values.
+    aliases = {
+        "num_kv_heads": 2, "n_kv_heads": 2, "num_key_value_groups": 4, "kv_heads": 1, "multi_query": True,
+        "n_head": 64, "n_heads": 64, "n_layer": 80, "n_layers": 80, "num_layers": 80,
+        "d_model": 8192, "n_embd": 8192, "head_size": 64, "kv_channels": 64, "dim": 8192,
+    }
+    llama2 = {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096}
+    got = solution.kv_cache_bytes(dict(llama2, **aliases), 2048)
+    assert_bytes(got, 2**30, "LLaMA-2-7B shape (no num_key_value_heads, no head_dim) with other libraries' key names beside it")
+    got = solution.max_sequences(40 * GB, 13_476_831_232, dict(llama2, **aliases), 2048)
+    assert_int(got, 24, "the worked example's card with other libraries' key names in the config", "sequences")
+    with pytest.raises(ValueError):  # an alias never stands in for a missing hidden_size
+        solution.kv_cache_bytes({"num_hidden_layers": 4, "num_attention_heads": 8, "head_size": 64, "d_model": 512, "n_embd": 512}, 64)
+
+
 def test_max_sequences_rounds_down_with_gqa_and_fp8(solution):
     # per sequence: 2 * 32 * 8 * 32768 * 128 * 1 byte = 2 GiB; free 65.5e9 bytes = 30.5 of them
     got = solution.max_sequences(80 * GB, 14_483_464_192, MISTRAL_7B, 32768, dtype="fp8")
@@ -173,6 +198,12 @@ def test_dtype_names_are_exact(solution):
             solution.kv_cache_bytes(MISTRAL_7B, 128, 1, dtype)
     with pytest.raises(ValueError):
         solution.max_sequences(80 * GB, 10 * GB, MISTRAL_7B, 128, dtype="BF16")
+    # Not a name at all: still "not one of the six names", so ValueError (not TypeError).
+    for dtype in (None, 16, 2.0, ["fp16"], ("fp16",), {"fp16": 2}):
+        with pytest.raises(ValueError):
+            solution.kv_cache_bytes(MISTRAL_7B, 128, 1, dtype)
+        with pytest.raises(ValueError):
+            solution.max_sequences(80 * GB, 10 * GB, MISTRAL_7B, 128, dtype=dtype)
 
 
 def test_sizes_of_another_type_raise(solution):
@@ -234,7 +265,7 @@ def test_max_sequences_checks_its_input_before_counting(solution):
 # ---------------------------------------------------------------------------
 
 DTYPES = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
-BAD_DTYPES = ["FP16", "float16", "bfloat16", "half", "fp64", "int2", "", "Int8", "fp16 "]
+BAD_DTYPES = ["FP16", "float16", "bfloat16", "half", "fp64", "int2", "", "Int8", "fp16 ", None, 16, ["fp16"]]
 BAD_SIZES = [0, -1, -64, 64.0, 2.5, True, "64", None]
 
 
@@ -278,6 +309,10 @@ def _random_config(rng):
         config["head_dim"] = head_dim  # no hidden_size at all
     if rng.random() < 0.3:
         config.update(model_type="llama", vocab_size=32000, rope_theta=10000.0, torch_dtype="bfloat16")
+    if rng.random() < 0.3:  # other libraries' names for the same sizes: to be ignored
+        config.update({rng.choice(["num_kv_heads", "n_kv_heads", "kv_heads"]): rng.choice(divisors)})
+        config.update({rng.choice(["head_size", "kv_channels"]): rng.choice([16, 64, 100])})
+        config.update({rng.choice(["n_layer", "num_layers"]): rng.choice([3, 48])})
     keys = list(config)
     rng.shuffle(keys)
     return {key: config[key] for key in keys}
