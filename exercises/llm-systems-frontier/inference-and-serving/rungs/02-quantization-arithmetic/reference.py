@@ -63,7 +63,7 @@ _CACHE_FRACTION = {"fp16": (1, 1), "bf16": (1, 1), "fp8": (1, 2), "int8": (1, 2)
 def kv_cache_saving(fp16_bytes: int, dtype: str) -> int:
     """Bytes freed by storing an fp16 KV cache of fp16_bytes in `dtype` instead."""
     fp16_bytes = _non_negative_int(fp16_bytes, "fp16_bytes")
-    if dtype not in _CACHE_FRACTION:
+    if not isinstance(dtype, str) or dtype not in _CACHE_FRACTION:  # None or a list too: ValueError
         raise ValueError(f"unknown cache dtype {dtype!r}; expected one of {sorted(_CACHE_FRACTION)}")
     num, den = _CACHE_FRACTION[dtype]
     quantized = -(-fp16_bytes * num // den)  # rounded up to whole bytes

@@ -5,7 +5,7 @@ import random
 import pytest
 import reference
 import torch
-from grading import assert_bytes, assert_close, assert_tensor, job_seed
+from grading import assert_arguments_unchanged, assert_bytes, assert_close, assert_tensor, job_seed
 
 
 def _symmetric_reference(x, scale):
@@ -128,7 +128,7 @@ def test_cache_saving_for_each_dtype(solution):
 
 
 def test_cache_saving_rejects_other_dtypes(solution):
-    for dtype in ("fp32", "int2", "FP8", ""):
+    for dtype in ("fp32", "int2", "FP8", "", None, 8, ["int8"], ("int4",)):
         with pytest.raises(ValueError):
             solution.kv_cache_saving(1024, dtype)
     with pytest.raises(ValueError):
@@ -242,6 +242,9 @@ def test_bad_given_scale_raises(solution):
         torch.tensor([0.1, -0.1, 0.1]),
         torch.tensor([0.1, float("inf"), 0.1]),
         torch.tensor([0.1, float("nan"), 0.1]),
+        # Positive and finite in float64, but 0 and inf once converted to float32.
+        torch.tensor([0.1, 1e-50, 0.1], dtype=torch.float64),
+        torch.tensor([0.1, 1e300, 0.1], dtype=torch.float64),
     ]
     for scale in bad_scales:
         with pytest.raises(ValueError):
@@ -254,6 +257,52 @@ def test_given_double_scale_comes_back_as_float32(solution):
     q, scale_out = solution.quantize_int8(x, scale)
     assert_close(scale_out, scale.to(torch.float32), what="returned scale when a float64 one is given")
     assert_close(q, torch.tensor([[50, -100, 15], [125, 65, -15]], dtype=torch.int8), what="q with a given float64 scale")
+
+
+def test_given_double_scale_is_converted_before_dividing(solution):
+    # Each x / scale is exactly k + 0.5 in float32 (ties to even), but a hair below it in float64.
+    x = torch.tensor([[0.35, -0.35, 0.05, 0.0], [0.025, 0.175, -0.025, 1.0], [1.05, 0.15, -1.05, 0.0]])
+    scale = torch.tensor([0.1, 0.05, 0.7], dtype=torch.float64)
+    expected_q, expected_scale = reference.quantize_int8(x, scale)
+    q, scale_out = solution.quantize_int8(x, scale)
+    assert_close(scale_out, expected_scale, what="returned scale when a float64 one is given")
+    _check_q(q, expected_q, torch.zeros_like(x, dtype=torch.bool), "q with a given float64 scale (converted to float32 before dividing; ties go to the even level)")
+
+
+def test_tiny_rows_are_not_zero_rows(solution):
+    # Only a row of zeros gets the scale 1.0; a row of tiny values gets its own tiny scale.
+    x = torch.tensor([[1e-20, -3e-21, 0.0], [1e-37, -4e-38, 2e-38], [0.0, 0.0, 0.0]])
+    expected_q, expected_scale = reference.quantize_int8(x)
+    q, scale = solution.quantize_int8(x)
+    assert_close(scale, expected_scale, rtol=1e-6, atol=0.0, what="scales of rows whose largest value is 1e-20 and 1e-37, and of a zero row")
+    _check_q(q, expected_q, torch.zeros_like(x, dtype=torch.bool), "q of rows of tiny values")
+    # In float64 1e-300 is not zero, but converted to float32 it is: that row is a zero row.
+    q, scale = solution.quantize_int8(torch.tensor([[1e-300, -1e-300], [1.0, 0.5]], dtype=torch.float64))
+    assert_close(scale, torch.tensor([1.0, 1.0 / 127]), what="scales of a float64 row of 1e-300 (zero in float32) and of an ordinary row")
+
+
+def test_inputs_are_left_unchanged(solution):
+    x = torch.tensor([[0.5, -1.27, 0.0, 0.3], [2.54, 1.0, -0.064, 0.0]])
+    kept = x.clone()
+    solution.quantize_int8(x)
+    assert_arguments_unchanged(solution, "quantize_int8(x)")
+    assert torch.equal(x, kept), "quantize_int8 changed the caller's x; it must work on a copy"
+    scale = torch.tensor([0.01, 0.05])
+    kept_scale = scale.clone()
+    solution.quantize_int8(x, scale)
+    assert_arguments_unchanged(solution, "quantize_int8(x, scale)")
+    assert torch.equal(x, kept) and torch.equal(scale, kept_scale), "quantize_int8 changed the caller's x or scale"
+    q = torch.tensor([[127, -3], [1, 0]], dtype=torch.int8)
+    solution.dequantize_int8(q, torch.tensor([0.5, 0.25]))
+    assert_arguments_unchanged(solution, "dequantize_int8(q, scale)")
+
+
+def test_dequantize_converts_a_half_precision_scale_first(solution):
+    q = torch.tensor([[127, -127, 99, 7], [101, 3, -77, 0]], dtype=torch.int8)
+    for dtype in (torch.bfloat16, torch.float16):
+        scale = torch.tensor([0.0117, 0.3], dtype=dtype)
+        expected = q.to(torch.float32) * scale.to(torch.float32)[:, None]
+        assert_close(solution.dequantize_int8(q, scale), expected, what=f"dequantized with a {dtype} scale (both converted to float32, then multiplied)")
 
 
 def test_single_row_and_single_column(solution):
@@ -336,7 +385,7 @@ def test_generated_cache_savings_match_the_reference(solution):
             if rng.random() < 0.5:
                 size = rng.choice([-1, -(2**30), 1024.0, 2.5, True, "1024", None])
             else:
-                dtype = rng.choice(["fp32", "FP8", "Int4", "int2", "", "float16", " int8"])
+                dtype = rng.choice(["fp32", "FP8", "Int4", "int2", "", "float16", " int8", None, ["int8"]])
         expected = _outcome(reference.kv_cache_saving, size, dtype)
         got = _outcome(solution.kv_cache_saving, size, dtype)
         if not _same_int(got, expected):
@@ -380,7 +429,8 @@ def test_generated_matrices_quantize_like_the_reference(solution):
         near_tie = ((y - y.floor()) - 0.5).abs() < 1e-3
         exact_half = (y - y.floor()) == 0.5
         _check_q(q, exp_q, near_tie & ~exact_half, f"{label}: q")
-        assert_close(solution.dequantize_int8(exp_q, exp_scale), reference.dequantize_int8(exp_q, exp_scale), what=f"{label}: dequantized")
+        scale_in = exp_scale.to(rng.choice([torch.float32, torch.float32, torch.float64, torch.float16, torch.bfloat16]))
+        assert_close(solution.dequantize_int8(exp_q, scale_in), reference.dequantize_int8(exp_q, scale_in), what=f"{label}: dequantized with a {scale_in.dtype} scale")
     bad = [torch.zeros(0, 3), torch.zeros(2, 0), torch.ones(4), torch.ones(1, 2, 3)]
     for x in bad:
         with pytest.raises(ValueError):
