@@ -68,6 +68,13 @@ def test_attention_term_grows_with_the_square_of_the_sequence(solution):
     assert_bytes(solution.activation_bytes(2, 7, 3, 24, 4), 2 * (34 * 7 * 3 * 24 + 5 * 4 * 7 * 7 * 3), "2 layers, s=7, b=3, h=24, a=4")
 
 
+def test_huge_activations_stay_exact(solution):
+    # 5as/h is not a binary fraction here (71/7100, 24/43608, 7/21): a float product rounded afterwards loses bytes,
+    # even below 2**53. The integer sum 34*s*b*h + 5*a*s*s*b is exact.
+    for args in ((1, 332227, 73, 7100, 71), (96, 918317, 4062, 43608, 24), (126, 1_000_003, 64, 21, 7), (3, 2**40 + 1, 5, 99, 9)):
+        assert_bytes(solution.activation_bytes(*args), reference.activation_bytes(*args), "activations of L={}, s={}, b={}, h={}, a={}".format(*args))
+
+
 def test_recomputation_keeps_only_the_layer_input(solution):
     assert_bytes(solution.activation_bytes(80, 4096, 4, 8192, 64, recompute=True), 80 * 2 * 4096 * 4 * 8192, "80 layers, recomputed")
     assert_bytes(solution.activation_bytes(5, 3, 7, 12, 4, True), 5 * 2 * 3 * 7 * 12, "odd sizes, recomputed")
@@ -179,7 +186,7 @@ def test_generated_activations_match_the_reference(solution):
     for case in range(300):
         heads = rng.choice([1, 3, 8, 12, 16, 32, 40, 64, 96])
         hidden = heads * rng.choice([1, 7, 64, 80, 128])
-        args = [rng.choice([1, 2, 24, 32, 80, 126]), rng.choice([1, 3, 512, 2048, 8192, 131072]), rng.choice([1, 2, 5, 16]), hidden, heads]
+        args = [rng.choice([1, 2, 24, 32, 80, 126]), rng.choice([1, 3, 512, 2048, 8192, 131072, 1_000_003]), rng.choice([1, 2, 5, 16, 4093]), hidden, heads]
         recompute = rng.choice([False, True])
         if case % 4 == 3:
             which = rng.randrange(7)
