@@ -112,6 +112,16 @@ def test_input_dtypes_are_computed_in_float32(solution):
         _same_step(got, ref, x, f"{dtype} input in {fmt}, scaled by the first tensor's amax")
 
 
+def test_a_float64_amax_is_taken_after_converting(solution):
+    # float32 rounds 16.96622610473844 up; the history holds the float32 value, and the next tensor's count of
+    # saturated elements depends on which one set the scale.
+    for fmt, value in (("e4m3", 16.96622610473844), ("e5m2", 3.1415926535897931), ("e4m3", 0.1)):
+        ref, got = reference.DelayedScaling(fmt, history_len=4), solution.DelayedScaling(fmt, history_len=4)
+        x = torch.tensor([value, -value / 3], dtype=torch.float64)
+        _same_step(got, ref, x, f"float64 tensor with amax {value!r} in {fmt}")
+        _same_step(got, ref, x.to(torch.float32), f"the same values as float32 in {fmt}, after the float64 tensor")
+
+
 def test_keeps_the_shape(solution):
     scaler = solution.DelayedScaling("e5m2")
     x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(3))
@@ -196,7 +206,8 @@ def test_default_history_keeps_sixteen_values(solution):
 def _tensor(rng, gen):
     shape = rng.choice([(1,), (7,), (4, 5), (2, 3, 8), (0,), (64,)])
     magnitude = rng.choice([1e-4, 0.02, 1.0, 3.0, 50.0, 900.0, 3e4])
-    x = torch.randn(shape, generator=gen) * magnitude
+    # Drawn in float64, so a float64 tensor holds values that float32 rounds (its amax too).
+    x = torch.randn(shape, generator=gen, dtype=torch.float64) * magnitude
     if x.numel() and rng.random() < 0.3:
         x.view(-1)[rng.randrange(x.numel())] = rng.choice([10.0, 100.0, -1e3]) * magnitude  # an outlier
     if rng.random() < 0.1:
