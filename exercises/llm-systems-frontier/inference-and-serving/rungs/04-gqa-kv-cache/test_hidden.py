@@ -181,6 +181,11 @@ def test_zero_new_tokens_change_nothing(solution):
     empty = cache.attend(q[:, :, :0], k[:, :, :0], v[:, :, :0])
     assert_tensor(empty, shape=(2, 4, 0, 8), what="result of attending to 0 new tokens on an empty cache")
     assert_int(cache.length, 0, "cache.length after 0 new tokens", "tokens")
+    assert_tensor(cache.keys(), shape=(2, 2, 0, 8), dtype=torch.float32, what="cache.keys() after a first call with 0 tokens (it fixed the batch size)")
+    assert_tensor(cache.values(), shape=(2, 2, 0, 8), dtype=torch.float32, what="cache.values() after a first call with 0 tokens")
+    q3, k3, v3 = random_qkv(1213, 3, 4, 2, 2, 8)
+    with pytest.raises(ValueError):
+        cache.attend(q3, k3, v3)  # batch 3 after a first call of batch 2, even one with no tokens
     got = [cache.attend(q[:, :, :3], k[:, :, :3], v[:, :, :3])]
     empty = cache.attend(q[:, :, 3:3], k[:, :, 3:3], v[:, :, 3:3])
     assert_tensor(empty, shape=(2, 4, 0, 8), what="result of attending to 0 new tokens after a prefill")
