@@ -184,6 +184,17 @@ def test_bad_shapes_and_token_ids_raise(solution):
             solution.verify_draft(d, dq, dp, 0)
 
 
+def test_a_bad_token_id_behind_a_rejection_raises(solution):
+    # The first draft of every row is always rejected (the target gives it probability 0), so verifying in turn
+    # would never reach the bad id behind it: every id is checked before anything is drawn.
+    q = torch.tensor([[[0.0, 1.0, 0.0], [0.2, 0.3, 0.5]]] * 2)
+    p = torch.tensor([[[1.0, 0.0, 0.0], [0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]] * 2)
+    for tokens in ([[1, 3], [1, 0]], [[1, 0], [1, -1]], [[1, 2], [1, 2**40]]):
+        for seed in (0, 1, 7):
+            with pytest.raises(ValueError):
+                solution.verify_draft(torch.tensor(tokens), q, p, seed)
+
+
 def test_vocabulary_of_one_token(solution):
     for k in (0, 1, 3):
         n = 5
@@ -216,6 +227,13 @@ def test_expected_tokens_when_alpha_is_one(solution):
     assert_close(solution.expected_tokens_per_pass(1.0, 4), 5.0, what="expected tokens per pass, alpha 1, k 4")
     assert_close(solution.expected_tokens_per_pass(1.0, 0), 1.0, what="expected tokens per pass, alpha 1, k 0")
     assert_close(solution.expected_tokens_per_pass(1, 7), 8.0, what="expected tokens per pass, alpha given as the int 1, k 7")
+
+
+def test_expected_tokens_just_below_alpha_one(solution):
+    # Only alpha == 1 gives k + 1: an alpha a hair below 1 with a long draft gives visibly fewer tokens.
+    for alpha, k in ((1 - 5e-10, 100_000), (1 - 5e-7, 10_000), (1 - 1e-6, 3_000), (0.9999999999, 50_000), (1 - 2**-40, 2**20)):
+        expected = reference.expected_tokens_per_pass(alpha, k)
+        assert_close(solution.expected_tokens_per_pass(alpha, k), expected, rtol=1e-6, atol=1e-12, what=f"expected tokens per pass, alpha {alpha!r}, k {k}")
 
 
 def test_expected_tokens_is_a_float(solution):
@@ -354,6 +372,23 @@ def test_rows_that_do_not_sum_to_one_are_not_renormalised(solution):
     assert abs(accepted - 0.45) <= bound, (
         f"draft 0 was accepted in {accepted:.4f} of {n} rows; used as given, p(0) / q(0) = 0.36 / 0.8 = 0.45 "
         f"(within {bound:.4f}). Renormalising the rows (or checking their sums) changes the ratio."
+    )
+
+
+def test_the_residual_uses_the_rows_as_given(solution):
+    # The target row sums to 0.9: max(0, p - q) = [0, 0, 0.15], so every replacement is token 2. Normalising p and q
+    # first would give token 1 weight too (0.48 / 0.9 > 0.5): an impossible token, so one of them is enough to fail.
+    n = 4000
+    drafts = torch.zeros(n, 1, dtype=torch.int64)
+    q = torch.tensor([[[0.5, 0.5, 0.0]]]).repeat(n, 1, 1)
+    p = torch.tensor([[[0.27, 0.48, 0.15], [0.2, 0.3, 0.5]]]).repeat(n, 1, 1)
+    out = solution.verify_draft(drafts, q, p, _seed(64))
+    assert_tensor(out, shape=(n, 2), dtype=torch.int64, what="emitted tokens")
+    replaced = out[:, 1] == -1
+    wrong = int((replaced & (out[:, 0] != 2)).sum())
+    assert wrong == 0, (
+        f"{wrong} of {int(replaced.sum())} replacements were not token 2; with the rows as given, max(0, p - q) = [0, 0, 0.15] "
+        "leaves token 2 as the only possible replacement (do not renormalise p or q)"
     )
 
 
