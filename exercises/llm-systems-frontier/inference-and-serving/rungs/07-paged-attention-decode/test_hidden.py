@@ -1,5 +1,6 @@
 """Hidden tests: block tables, partial blocks, padding, heads, scale, precision, bad input; on a GPU, fp16/bf16 and memory."""
 
+import itertools
 import math
 import random
 import types
@@ -116,6 +117,23 @@ def test_query_and_cache_in_different_dtypes(solution):
         assert_tensor(got, shape=(2, 4, 16), dtype=query_dtype, what=f"output of {what}")
         expected = contiguous_attention(*case).to(query_dtype)
         assert_close(got.double(), expected.double(), rtol=tol, atol=tol, what=what)
+
+
+def test_half_precision_with_large_scores(solution):
+    # Scores in the tens: rounding q * scale, or a float32 cache, to the query's half dtype before the float32
+    # arithmetic moves the softmax weights by far more than the result's own rounding.
+    combos = (
+        (torch.float16, torch.float16, 1e-3), (torch.bfloat16, torch.bfloat16, 8e-3),
+        (torch.float16, torch.float32, 1e-3), (torch.bfloat16, torch.float32, 8e-3),
+    )
+    for (query_dtype, cache_dtype, tol), seed, scale in itertools.product(combos, (27, 28, 29), (None, 0.15)):
+        query, key_cache, value_cache, tables, lengths = random_case(seed, 12, 8, 4, 2, 64, [[11, 3, 7, 0, 5], [2, 9, 4, 10, 1]], [37, 40])
+        case = ((query * 4).to(query_dtype), (key_cache * 4).to(cache_dtype), value_cache.to(cache_dtype), tables, lengths)
+        got = solution.paged_decode(*case) if scale is None else solution.paged_decode(*case, scale=scale)
+        what = f"a {query_dtype} query on a {cache_dtype} cache, scores in the tens, scale {scale} (case {seed})"
+        assert_tensor(got, shape=(2, 4, 64), dtype=query_dtype, what=f"output of {what}")
+        expected = contiguous_attention(*case, scale=scale).to(query_dtype)
+        assert_close(got.double(), expected.double(), rtol=tol, atol=tol, what=f"{what} (compute in float32)")
 
 
 def test_tables_and_lengths_in_other_integer_dtypes(solution):
