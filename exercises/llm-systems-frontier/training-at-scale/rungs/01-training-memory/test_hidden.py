@@ -96,6 +96,17 @@ def test_bad_stage_raises(solution):
             solution.model_state_bytes(1000, 8, stage)
 
 
+def test_one_gpu_still_checks_every_argument(solution):
+    # On one GPU every stage gives (4 + K) * P bytes, but the stage and K are still checked first.
+    for stage in (-1, 4, True, 1.0, "1", None):
+        with pytest.raises(ValueError):
+            solution.model_state_bytes(1000, 1, stage)
+    for bad in (-1, -12, 12.0, True, "12", None):
+        with pytest.raises(ValueError):
+            solution.model_state_bytes(1000, 1, 3, optimizer_bytes=bad)
+    assert_bytes(solution.model_state_bytes(1000, 1, 3, optimizer_bytes=0), 4000, "K = 0, stage 3, one GPU")
+
+
 def test_bad_counts_raise(solution):
     for bad in (0, -1, 8.0, True, "8", None):
         for stage in (0, 1, 2, 3):  # stage 0 does not divide by n_gpus, but still checks it

@@ -45,6 +45,13 @@ def test_integer_bandwidth_and_zero_latency(solution):
     assert_close(got, 2 * 2 / 3 * 3 / 4, **TOL, what="3 bytes over 3 GPUs at 4 bytes/s")
 
 
+def test_int_times_still_give_floats(solution):
+    # Times given as ints, with nothing to communicate (one GPU) or zero-cost communication: the results are floats.
+    _check(solution.data_parallel_step(1, 2, 1000, 1, 10), {"step_s": 3.0, "exposed_comm_s": 0.0, "buckets": 1}, "int times on one GPU, no buckets")
+    _check(solution.data_parallel_step(0, 3, 1000, 1, 10, 0, 100), {"step_s": 3.0, "exposed_comm_s": 0.0, "buckets": 10}, "int times on one GPU, 10 buckets")
+    _check(solution.data_parallel_step(2, 0, 7, 1, 10, 5, 3), {"step_s": 2.0, "exposed_comm_s": 0.0, "buckets": 3}, "int times and latency on one GPU, 3 buckets")
+
+
 def test_last_bucket_holds_the_remainder(solution):
     # 10 bytes in buckets of 4, 4 and 2, ready at 5, 9 and 11 s; on 2 GPUs at 1 byte/s they take 4, 4 and 2 s.
     got = solution.data_parallel_step(1.0, 10.0, 10, 2, 1.0, 0.0, 4)
