@@ -117,6 +117,9 @@ def test_sizes_beyond_float_precision(solution):
     tiny = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1, "hidden_size": 1}  # one byte per int4 sequence of one token
     for gpu in (2**53 + 1, 2**60 + 3):
         assert_int(solution.max_sequences(gpu, 0, tiny, 1, dtype="int4"), gpu, f"one-byte sequences on a card of {gpu} bytes", "sequences")
+    # One-byte sequences: one byte free holds exactly one of them.
+    assert_int(solution.max_sequences(1, 0, tiny, 1, dtype="int4"), 1, "one-byte sequences on a one-byte card", "sequences")
+    assert_int(solution.max_sequences(10, 9, tiny, 1, dtype="int4"), 1, "one-byte sequences with one byte left beside the weights", "sequences")
     got = solution.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4")
     assert_int(got, reference.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4"), "sequences of 1,000,003 int4 tokens on a card of 10**18 + 7 bytes", "sequences")
 
