@@ -117,9 +117,6 @@ def test_sizes_beyond_float_precision(solution):
     tiny = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1, "hidden_size": 1}  # one byte per int4 sequence of one token
     for gpu in (2**53 + 1, 2**60 + 3):
         assert_int(solution.max_sequences(gpu, 0, tiny, 1, dtype="int4"), gpu, f"one-byte sequences on a card of {gpu} bytes", "sequences")
-    # One-byte sequences: one byte free holds exactly one of them.
-    assert_int(solution.max_sequences(1, 0, tiny, 1, dtype="int4"), 1, "one-byte sequences on a one-byte card", "sequences")
-    assert_int(solution.max_sequences(10, 9, tiny, 1, dtype="int4"), 1, "one-byte sequences with one byte left beside the weights", "sequences")
     got = solution.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4")
     assert_int(got, reference.max_sequences(10**18 + 7, 3, huge, 1_000_003, dtype="int4"), "sequences of 1,000,003 int4 tokens on a card of 10**18 + 7 bytes", "sequences")
 
@@ -170,6 +167,10 @@ def test_max_sequences_is_zero_when_weights_leave_no_room(solution):
         assert_int(got, 0, f"max_sequences with {label}", "sequences")
     got = solution.max_sequences(16 * GB, 16 * GB - per_seq, GEMMA_7B, 1000)
     assert_int(got, 1, "max_sequences with room for exactly one sequence", "sequences")
+    # One-byte sequences (one int4 token, one layer, one head of size 1): one byte free holds exactly one.
+    tiny = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1}
+    assert_int(solution.max_sequences(1, 0, tiny, 1, dtype="int4"), 1, "one-byte sequences on a one-byte card", "sequences")
+    assert_int(solution.max_sequences(10, 9, tiny, 1, dtype="int4"), 1, "one-byte sequences with one byte left beside the weights", "sequences")
 
 
 def test_max_sequences_validates_inputs(solution):

@@ -46,7 +46,7 @@ def test_integer_bandwidth_and_zero_latency(solution):
 
 
 def test_int_times_still_give_floats(solution):
-    # Times given as ints, with nothing to communicate (one GPU) or zero-cost communication: the results are floats.
+    # Times given as ints on one GPU, so there is nothing to communicate: the results are still floats.
     _check(solution.data_parallel_step(1, 2, 1000, 1, 10), {"step_s": 3.0, "exposed_comm_s": 0.0, "buckets": 1}, "int times on one GPU, no buckets")
     _check(solution.data_parallel_step(0, 3, 1000, 1, 10, 0, 100), {"step_s": 3.0, "exposed_comm_s": 0.0, "buckets": 10}, "int times on one GPU, 10 buckets")
     _check(solution.data_parallel_step(2, 0, 7, 1, 10, 5, 3), {"step_s": 2.0, "exposed_comm_s": 0.0, "buckets": 3}, "int times and latency on one GPU, 3 buckets")
