@@ -39,6 +39,11 @@ Celery worker, a fresh SQLite database; ports 8200 and 6396), then measures:
   has it), as the grading contract does (``contract_floor_jobs_per_min``).
   The floor over it is what the contract costs with no isolation at all;
   ``burst_vs_contract_floor`` is what isolation and the stack cost on top.
+- **ceiling**: CPU seconds per graded burst job in the sandbox containers
+  and in the stack around them (web, worker, database, Redis), and the
+  highest ``burst_vs_floor`` that stack allows: floor / (floor + stack),
+  CPU per job, which a sandbox costing no more than the floor itself would
+  reach (``burst_vs_floor_ceiling``).
 
 It prints a table with the ratios, the load average beside each phase
 (other work on the machine moves every figure), a PASS/FAIL line per target
@@ -73,7 +78,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from bench import stack as stack_mod
-from bench.cpu_split import CpuSampler
+from bench.cpu_split import SANDBOX, CpuSampler
 from bench.fork_each import ForkEachTest
 from bench.polling import next_poll_s
 from bench.runtimes import measure_runtimes
@@ -91,6 +96,10 @@ TARGET_BURST_PER_MIN = 200.0
 TARGET_BURST_VS_FLOOR = 0.4
 TARGET_RUN_P50_S = 0.4
 TARGET_SUBMIT_P50_S = 1.0
+# The stack around the sandbox: what a graded job costs in the web, the queue and
+# the database. Neither the Docker engine (the sandbox's own, counted with it for
+# the ceiling's sake) nor the bench's simulated learners ("other") is among them.
+STACK_GROUPS = ("web (gunicorn)", "grader worker (celery)", "database", "redis")
 
 
 def burst_kind(learner: int, rung: int) -> str:
@@ -537,6 +546,34 @@ def measure_burst(host: str, learners: list[Learner], pace: Callable[[dict[str, 
     }
 
 
+def burst_cpu_per_job(used: tuple[float, float, dict[str, float]] | None, graded: int) -> dict[str, Any]:
+    """CPU seconds per graded job of the burst: in the sandbox containers, and in the stack around them (``STACK_GROUPS``)."""
+    if used is None or graded <= 0:
+        return {"burst_sandbox_cpu_s_per_job": None, "burst_stack_cpu_s_per_job": None}
+    seconds = used[2]
+    return {
+        "burst_sandbox_cpu_s_per_job": round(seconds.get(SANDBOX, 0.0) / graded, 4),
+        "burst_stack_cpu_s_per_job": round(sum(seconds.get(group, 0.0) for group in STACK_GROUPS) / graded, 4),
+    }
+
+
+def burst_vs_floor_ceiling(results: dict[str, Any]) -> dict[str, Any]:
+    """The highest ``burst_vs_floor`` this stack allows, measured in the same run.
+
+    The floor grades a job in ``floor_cpu_s_per_job`` (its cores busy, no
+    isolation, web, queue or database); a graded burst job costs its
+    sandbox container at least that (the same tests, in a warm pytest too),
+    and the stack around it (``burst_stack_cpu_s_per_job``) on top. With
+    every core busy, burst / floor is then at most floor / (floor + stack):
+    what a sandbox that cost no more than the floor itself would reach.
+    """
+    floor_cpu = results["floor_cores"] * 60 / results["floor_jobs_per_min"] if results.get("floor_jobs_per_min") else None
+    stack_cpu = results.get("burst_stack_cpu_s_per_job")
+    if floor_cpu is None or stack_cpu is None:
+        return {"floor_cpu_s_per_job": floor_cpu, "burst_vs_floor_ceiling": None}
+    return {"floor_cpu_s_per_job": round(floor_cpu, 4), "burst_vs_floor_ceiling": _ratio(floor_cpu, floor_cpu + stack_cpu)}
+
+
 def _verdicts(results: dict[str, Any]) -> dict[str, bool]:
     """Issue 15's targets, as a learner feels them: waiting, and nothing lost or refused."""
     return {
@@ -617,7 +654,9 @@ def run_bench() -> int:
         results.update(measure_burst(host, learners))
         sampler.stop()
         # Where the machine's CPU went during the burst: grading, or the rest.
-        results["burst_cpu_split"] = sampler.split(burst_began - 2.5, time.time() + 1)
+        burst_ended = time.time() + 1
+        results["burst_cpu_split"] = sampler.split(burst_began - 2.5, burst_ended)
+        results.update(burst_cpu_per_job(sampler.used(burst_began - 2.5, burst_ended), results["burst_graded"]))
     finally:
         stack.stop()
     _log("the floor again, after the burst: the faster reading counts")
@@ -656,6 +695,7 @@ def run_bench() -> int:
     results["contract_floor_vs_floor"] = _ratio(results["contract_floor_jobs_per_min"], results["floor_jobs_per_min"])
     results["sandbox_vs_contract_floor"] = _ratio(results["sandbox_jobs_per_min"], results["contract_floor_jobs_per_min"])
     results["burst_vs_contract_floor"] = _ratio(results["burst_per_min"], results["contract_floor_jobs_per_min"])
+    results.update(burst_vs_floor_ceiling(results))
     verdicts = _verdicts(results)
     results["verdicts"] = verdicts
     results["result"] = "PASS" if all(verdicts.values()) else "FAIL"
@@ -683,6 +723,11 @@ def run_bench() -> int:
             f"{results['sandbox_jobs_per_min']}/min, {results['sandbox_cpu_s_per_job']} container CPU-s per job   (load {results['sandbox_load']})",
         ),
         ("where the gap is: sandbox alone / floor, burst / sandbox alone", f"{results['sandbox_vs_floor']:.2f}, {results['burst_vs_sandbox']:.2f}"),
+        (
+            "CPU-s per job: floor; burst: sandbox, stack around it",
+            f"{results['floor_cpu_s_per_job']}; {results['burst_sandbox_cpu_s_per_job']}, {results['burst_stack_cpu_s_per_job']}",
+        ),
+        ("burst / floor at best with this stack (a sandbox as cheap as the floor)", f"{results['burst_vs_floor_ceiling']}"),
         ("burst: CPU by group (share of busy)", ", ".join(f"{group} {share:.0%}" for group, share in sorted((results.get("burst_cpu_split") or {}).items(), key=lambda item: -item[1]) if share >= 0.01)),
         ("module page / workspace p50", f"{results['module_page_p50_s'] * 1000:.1f} ms / {results['workspace_page_p50_s'] * 1000:.1f} ms"),
     ]
