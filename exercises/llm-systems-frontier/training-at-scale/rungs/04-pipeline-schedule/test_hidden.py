@@ -89,7 +89,8 @@ def test_bad_sizes_raise(solution):
 
 
 def test_schedule_names_are_exact(solution):
-    for bad in ("GPipe", "1F1B", "pipedream", "", " 1f1b", "interleaved", None):
+    # Not a string at all is not a schedule name either: a ValueError too, as the rules say.
+    for bad in ("GPipe", "1F1B", "pipedream", "", " 1f1b", "interleaved", None, ["gpipe"], {"1f1b": 1}, 1):
         with pytest.raises(ValueError):
             solution.simulate_pipeline(4, 8, bad)
 
