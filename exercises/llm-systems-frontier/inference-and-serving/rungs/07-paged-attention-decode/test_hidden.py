@@ -71,6 +71,20 @@ def test_table_padding_is_never_read(solution):
     check(solution, tuple(case), "block tables padded with -1 and a huge id past the used blocks")
 
 
+def test_unread_slots_may_hold_nan_and_inf(solution):
+    # Cache memory nobody wrote (torch.empty, a freed block) may hold anything. Padding
+    # entries that name a real block, and the stale slots of a last block, are not to be
+    # read: reading them and masking the scores afterwards still multiplies a weight of 0
+    # by NaN or inf, which is NaN.
+    query, key_cache, value_cache, tables, lengths = random_case(15, 6, 4, 4, 2, 8, [[2, 5, 0], [1, 3, 4]], [6, 5])
+    for cache in (key_cache, value_cache):
+        cache[0] = float("nan")  # named only by sequence 0's padding
+        cache[4] = float("inf")  # named only by sequence 1's padding
+        cache[5, 2:] = float("nan")  # sequence 0's last block: tokens 4-5 in slots 0-1
+        cache[3, 1:] = float("-inf")  # sequence 1's last block: token 4 in slot 0
+    check(solution, (query, key_cache, value_cache, tables, lengths), "NaN and inf in padding blocks and stale slots")
+
+
 def test_exactly_full_blocks_and_one_token_more(solution):
     check(solution, random_case(14, 6, 4, 2, 2, 8, [[1, 4], [5, 0], [3, 2]], [8, 4, 5]), "lengths 8, 4 and 5 at block size 4")
 
