@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 import reference
 import torch
-from grading import assert_close, assert_distribution, assert_equal, assert_tensor, job_seed
+from grading import assert_arguments_unchanged, assert_close, assert_distribution, assert_equal, assert_tensor, job_seed
 
 DELTA = 1e-9  # accepted chance of failing a correct implementation, per check
 
@@ -390,6 +390,21 @@ def test_the_residual_uses_the_rows_as_given(solution):
         f"{wrong} of {int(replaced.sum())} replacements were not token 2; with the rows as given, max(0, p - q) = [0, 0, 0.15] "
         "leaves token 2 as the only possible replacement (do not renormalise p or q)"
     )
+
+
+def test_the_inputs_are_left_as_they_were(solution):
+    # float64 rows, where .to(torch.float64) is no copy, and a draft the target never
+    # wants, so that every row is rejected and its residual worked out.
+    n = 8
+    drafts = torch.zeros(n, 2, dtype=torch.int64)
+    q = torch.tensor([[[0.7, 0.2, 0.1], [0.4, 0.4, 0.2]]], dtype=torch.float64).repeat(n, 1, 1)
+    p = torch.tensor([[[0.0, 0.5, 0.5], [0.3, 0.3, 0.4], [0.2, 0.2, 0.6]]], dtype=torch.float64).repeat(n, 1, 1)
+    kept = drafts.clone(), q.clone(), p.clone()
+    out = solution.verify_draft(drafts, q, p, _seed(66))
+    assert_arguments_unchanged(solution, "verify_draft(draft_tokens, draft_probs, target_probs, seed) with float64 rows")
+    # The same, where the code runs in the test's own process (the authoring checks).
+    assert all(torch.equal(now, before) for now, before in zip((drafts, q, p), kept, strict=True)), "verify_draft changed its input in place"
+    assert_tensor(out, shape=(n, 3), dtype=torch.int64, what="emitted tokens")
 
 
 def test_token_ids_of_any_integer_dtype(solution):
