@@ -84,6 +84,23 @@ def test_a_handle_of_another_type_or_position_digests_differently() -> None:
     assert _digest({"id": 1, "ok": True, "value": _handle(True)}) != _digest({"id": 1, "ok": True, "value": _handle(1)})
 
 
+def test_an_object_a_list_of_its_pairs_and_a_tensor_marker_digest_differently() -> None:
+    # Learner code writes its own replies: in the re-run it once sent a handle as the
+    # list of its key-value pairs, which digested like the first run's handle, and
+    # the next call naming that object crashed the replay.
+    handle = _handle(4)
+    as_pairs = [[key, value] for key, value in handle.items()]
+    assert _digest({"id": 1, "ok": True, "value": handle}) != _digest({"id": 1, "ok": True, "value": as_pairs}, {})
+    # Each reply names a handle, so both are digested in their canonical form.
+    def tensor(data: Any) -> dict[str, Any]:
+        return {"__t": "tensor", "dtype": "uint8", "shape": [2], "device": "cpu", "requires_grad": False, "data": data}
+
+    with_blob = {"id": 1, "ok": True, "value": [_handle(1), tensor(Blob(b"\x00\x00"))]}
+    with_marker = {"id": 1, "ok": True, "value": [_handle(1), tensor(["__blob", 2])]}
+    assert _digest(with_blob) != _digest(with_marker)
+    assert _digest({"id": 1, "ok": True, "value": [_handle(1), {"a": 1}]}) != _digest({"id": 1, "ok": True, "value": [_handle(1), [["a", 1]]]})
+
+
 def test_ordinals_carry_over_between_the_replies_of_one_test() -> None:
     shared: dict[int, int] = {}
     fresh: dict[int, int] = {}

@@ -93,10 +93,22 @@ _BUILTIN_EXCEPTIONS: dict[str, type[BaseException]] = {
 }
 
 
+def _exception_info(value: Any) -> dict[str, Any]:
+    """A reply's description of an exception: what the learner's process sent, if a dict, else nothing.
+
+    The learner's code can write its own replies: an ``exc`` that is a
+    string or a list must not crash the harness (a Submit's re-run reported
+    as our failure, ``harness_crashed``, instead of the learner's).
+    """
+    return value if isinstance(value, dict) else {}
+
+
 def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     """Re-raise a learner exception as the nearest builtin type by name."""
     message = str(info.get("message", ""))
-    names = [str(name) for name in info.get("mro", [])] or [str(info.get("type", ""))]
+    mro = info.get("mro")
+    names = [str(name) for name in mro] if isinstance(mro, list) else []
+    names = names or [str(info.get("type", ""))]
     exc: BaseException
     if names and names[0] in {"SystemExit", "KeyboardInterrupt"}:
         exc = LearnerDied(0)
@@ -284,7 +296,7 @@ class LearnerSession:
         self.load_digest = load_digest(body)
         if not reply.get("ok"):
             self._expect_exit()
-            raise SolutionImportError(dict(reply.get("exc") or {}))
+            raise SolutionImportError(_exception_info(reply.get("exc")))
 
     def _close(self) -> None:
         self.ended = True
@@ -353,7 +365,7 @@ class LearnerSession:
         if self.recorder is not None:
             self.recorder.note(frame, call_id, refs, body, reply)
         if not reply.get("ok"):
-            raise _rebuild_exception(dict(reply.get("exc") or {}))
+            raise _rebuild_exception(_exception_info(reply.get("exc")))
         return reply
 
     def call(self, target: int | None, attr: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -40,6 +40,10 @@ def replay_tape(channel: Channel, source: str, tape: Tape) -> bool:
         for call in tape.calls:
             frame = call.frame
             if call.refs:
+                # An object the first run's replies had made by now and this
+                # process's have not: its answers differ.
+                if any(tape.ordinals[ref] not in fresh_ids for ref in call.refs):
+                    return False
                 mapping = {ref: fresh_ids[tape.ordinals[ref]] for ref in call.refs}
                 if any(ref != fresh for ref, fresh in mapping.items()):
                     frame = renumber(frame, mapping)

@@ -52,17 +52,22 @@ def reply_digest(body: bytes | bytearray, message: dict[str, Any], ordinals: dic
         return b"raw:" + hashlib.blake2b(body, digest_size=20).digest()
     hasher = hashlib.blake2b(digest_size=20)
 
+    # Each kind of container gets its own one-key object, and the reply's own
+    # values are never objects here: a list, an object and a tensor's bytes
+    # cannot digest alike. (Objects written as lists of pairs once did: a
+    # learner that sent a handle as [["__t", "handle"], ...] in the re-run
+    # matched the first run's digest with no handle in it.)
     def canonical(value: Any) -> Any:
         if isinstance(value, list):
-            return [canonical(item) for item in value]
+            return {"l": [canonical(item) for item in value]}
         if isinstance(value, memoryview):
             hasher.update(value)
-            return ["__blob", value.nbytes]
+            return {"b": value.nbytes}
         if not isinstance(value, dict):
             return value
         if value.get("__t") == "handle" and type(value.get("id")) is int:
             value = {**value, "id": ordinals.setdefault(value["id"], len(ordinals) + 1)}
-        return [[key, canonical(item)] for key, item in value.items()]
+        return {"d": [[key, canonical(item)] for key, item in value.items()]}
 
     text_form = json.dumps(canonical(message), separators=(",", ":"), allow_nan=False)
     hasher.update(text_form.encode("utf-8"))
