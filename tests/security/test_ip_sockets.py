@@ -9,6 +9,10 @@ a re-run's fresh process that earlier tests had run. The seccomp profile
 refuses AF_INET and AF_INET6 sockets; the master's check between jobs
 throws away a container that holds any IP socket (gVisor, which uses its
 own filter, relies on that check).
+
+vsock sockets are refused too: they belong to no network namespace, and on
+a worker that is itself a virtual machine (this one runs in Firecracker,
+with /dev/vsock) they reach the hypervisor's host past ``--network none``.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ PROBE = REFERENCE + textwrap.dedent(
                 "tcp6": _errno(socket.AF_INET6, socket.SOCK_STREAM),
                 "udp6": _errno(socket.AF_INET6, socket.SOCK_DGRAM),
                 "unix": _errno(socket.AF_UNIX, socket.SOCK_STREAM),
+                "vsock": _errno(socket.AF_VSOCK, socket.SOCK_STREAM),
             }
             left, right = socket.socketpair()
             left.sendall(b"ok")
@@ -64,7 +69,7 @@ def test_learner_code_cannot_open_an_ip_socket_but_unix_sockets_work(sandbox: Sa
     assert graded.outcome == "passed", graded.describe()
     line = next(line for line in graded.result.stdout.splitlines() if line.startswith("FACTS "))
     facts = json.loads(line.removeprefix("FACTS "))
-    assert facts == {"tcp4": 1, "udp4": 1, "tcp6": 1, "udp6": 1, "unix": 0, "socketpair": "ok"}, facts
+    assert facts == {"tcp4": 1, "udp4": 1, "tcp6": 1, "udp6": 1, "unix": 0, "vsock": 1, "socketpair": "ok"}, facts
 
 
 LEAVE_A_TIME_WAIT = REFERENCE + textwrap.dedent(
