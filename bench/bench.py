@@ -654,9 +654,9 @@ def run_bench() -> int:
         results.update(measure_burst(host, learners))
         sampler.stop()
         # Where the machine's CPU went during the burst: grading, or the rest.
-        burst_ended = time.time() + 1
-        results["burst_cpu_split"] = sampler.split(burst_began - 2.5, burst_ended)
-        results.update(burst_cpu_per_job(sampler.used(burst_began - 2.5, burst_ended), results["burst_graded"]))
+        window = (burst_began - 2.5, time.time() + 1)
+        results["burst_cpu_split"] = sampler.split(*window)
+        results.update(burst_cpu_per_job(sampler.used(*window), results["burst_graded"]))
     finally:
         stack.stop()
     _log("the floor again, after the burst: the faster reading counts")

@@ -20,20 +20,29 @@ from .support import REFERENCE, Sandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.security]
 
-# In the re-run's fresh processes only: answer the harness's "load" with an
-# exception description that is not a dict (once crashed the harness in
-# ``dict(reply["exc"])``: harness_crashed).
-BAD_LOAD_REPLY_IN_THE_RERUN = """
+# In the re-run's fresh processes only (no torch there), ``_child`` is the
+# frame of the learner process's own loop, which holds its socket and session.
+IN_THE_RERUN = """
 import sys
 
+_child = None
 if "tor" + "ch" not in sys.modules:
-    _frame = sys._getframe()
-    while _frame is not None and _frame.f_code.co_name != "_run_child":
-        _frame = _frame.f_back
+    _child = sys._getframe()
+    while _child is not None and _child.f_code.co_name != "_run_child":
+        _child = _child.f_back
+"""
+
+# Answer the harness's "load" with an exception description that is not a
+# dict (once crashed the harness in ``dict(reply["exc"])``: harness_crashed).
+BAD_LOAD_REPLY_IN_THE_RERUN = (
+    IN_THE_RERUN
+    + """
+if _child is not None:
     from dojo_harness.protocol import send_message
 
-    send_message(_frame.f_locals["sock"], {"ok": False, "exc": "not the description of an exception"})
+    send_message(_child.f_locals["sock"], {"ok": False, "exc": "not the description of an exception"})
 """
+)
 
 # Wrong on every hidden test.
 WRONG = """
@@ -57,14 +66,11 @@ class Box:
     def get(self):
         return self.value
 """
-HANDLES_AS_LISTS_IN_THE_RERUN = """
-import sys
-
-if "tor" + "ch" not in sys.modules:
-    _frame = sys._getframe()
-    while _frame is not None and _frame.f_code.co_name != "_run_child":
-        _frame = _frame.f_back
-    _session = _frame.f_locals["session"]
+HANDLES_AS_LISTS_IN_THE_RERUN = (
+    IN_THE_RERUN
+    + """
+if _child is not None:
+    _session = _child.f_locals["session"]
 
     def _as_pairs(value, _session=_session):
         handle_id = len(_session.handles) + 1
@@ -73,6 +79,7 @@ if "tor" + "ch" not in sys.modules:
 
     _session._to_handle = _as_pairs
 """
+)
 BOX_TESTS = {
     "test_hidden.py": textwrap.dedent(
         """

@@ -107,8 +107,7 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     """Re-raise a learner exception as the nearest builtin type by name."""
     message = str(info.get("message", ""))
     mro = info.get("mro")
-    names = [str(name) for name in mro] if isinstance(mro, list) else []
-    names = names or [str(info.get("type", ""))]
+    names = [str(name) for name in mro] if isinstance(mro, list) and mro else [str(info.get("type", ""))]
     exc: BaseException
     if names and names[0] in {"SystemExit", "KeyboardInterrupt"}:
         exc = LearnerDied(0)
