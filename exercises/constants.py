@@ -5,6 +5,9 @@ from __future__ import annotations
 from django.db import models
 
 
+
+
+
 class Difficulty(models.TextChoices):
     EASY = "easy", "Easy"
     MEDIUM = "medium", "Medium"
@@ -36,6 +39,15 @@ def gpu_need(value: object) -> GpuNeed:
         return GpuNeed.REQUIRED if value else GpuNeed.NO
     return GpuNeed(str(value))
 
+
+# Independent correct solutions (alternatives/) a rung must ship: validate_exercises,
+# Check and Publish refuse a rung with fewer (issue 58).
+MIN_ALTERNATIVES = 2
+# Whether validate_exercises, Check and Publish refuse a rung without a ``domain:``.
+DOMAIN_REQUIRED = True
+# The seeds every alternative must pass (and every wrong solution fail) the hidden tests with:
+# a learner's Submit draws its own, and a generated test may pass or fail by the seed.
+CHECK_SEEDS = (20261130, 1238314499, 645296652)
 
 RUNG_FILES = ("rung.yaml", "instructions.md", "starter.py", "reference.py", "test_visible.py", "test_hidden.py")
 MODULE_FILES = ("module.yaml", "concept.md", "worked_example.md", "reference.md")

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+
 from .constants import MODULE_FILES, RUNG_FILES
 from .exceptions import CatalogError
 from .schema import ModuleMeta, RungMeta, TrackMeta
@@ -38,6 +39,8 @@ class RungFiles:
     visible_tests: str
     hidden_tests: str
     wrong_solutions: dict[str, str]
+    # Independent correct solutions: alternatives/<name>.py -> its code.
+    alternatives: dict[str, str] = field(default_factory=dict)
 
     @property
     def content_hash(self) -> str:
@@ -45,8 +48,9 @@ class RungFiles:
         meta = self.meta.model_dump(mode="json", exclude={"senior"})
         if not meta["equivalent_mutants"]:
             del meta["equivalent_mutants"]  # a rung without the key keeps the hash it had before the key existed
-        if not meta["hints"]:
-            del meta["hints"]  # likewise for hints
+        for key in ("hints", "alternatives", "domain"):
+            if not meta[key]:
+                del meta[key]  # likewise for the keys added later
         payload = {
             "meta": meta,
             "instructions": self.instructions,
@@ -56,6 +60,8 @@ class RungFiles:
             "hidden_tests": self.hidden_tests,
             "wrong_solutions": self.wrong_solutions,
         }
+        if self.alternatives:
+            payload["alternatives"] = self.alternatives
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -124,6 +130,26 @@ def _check_python(path: Path, source: str) -> None:
         raise CatalogError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from exc
 
 
+def _read_solutions(path: Path, folder: str, key: str, described: dict[str, str], ask: str) -> dict[str, str]:
+    """The .py files of ``path/folder`` (wrong/ or alternatives/), each described in rung.yaml's ``key``."""
+    found: dict[str, str] = {}
+    where = path / folder
+    if where.is_dir():
+        for child in sorted(where.iterdir()):
+            if child.name in IGNORED_NAMES:
+                continue
+            if child.suffix != ".py" or not child.is_file():
+                raise CatalogError(f"{child}: {'wrong solutions' if folder == 'wrong' else 'alternatives'} are .py files")
+            found[child.name] = _read_text(child)
+            _check_python(child, found[child.name])
+    for name in found:
+        if name not in described:
+            raise CatalogError(f"{path / 'rung.yaml'}: key '{key}.{name}': missing ({ask})")
+    for name in set(described) - set(found):
+        raise CatalogError(f"{path / 'rung.yaml'}: key '{key}.{name}': no such file in {folder}/")
+    return found
+
+
 def read_rung(path: Path) -> RungFiles:
     match = RUNG_DIR_PATTERN.match(path.name)
     if not match:
@@ -131,7 +157,7 @@ def read_rung(path: Path) -> RungFiles:
     meta = _read_yaml(path / "rung.yaml", RungMeta)
     if meta.slug != match.group(2):
         raise CatalogError(f"{path / 'rung.yaml'}: key 'slug': '{meta.slug}' differs from the folder name '{path.name}'")
-    allowed = set(RUNG_FILES) | {"wrong"} | IGNORED_NAMES
+    allowed = set(RUNG_FILES) | {"wrong", "alternatives"} | IGNORED_NAMES
     for child in path.iterdir():
         if child.name not in allowed:
             raise CatalogError(f"{child}: unexpected file in a rung folder (allowed: {', '.join(sorted(allowed))})")
@@ -150,21 +176,8 @@ def read_rung(path: Path) -> RungFiles:
             raise CatalogError(f"{path / 'rung.yaml'}: key 'hidden_tests.{name}': missing (every hidden test needs a description)")
     for name in described - set(hidden):
         raise CatalogError(f"{path / 'rung.yaml'}: key 'hidden_tests.{name}': no such test in test_hidden.py")
-    wrong: dict[str, str] = {}
-    wrong_dir = path / "wrong"
-    if wrong_dir.is_dir():
-        for child in sorted(wrong_dir.iterdir()):
-            if child.name in IGNORED_NAMES:
-                continue
-            if child.suffix != ".py" or not child.is_file():
-                raise CatalogError(f"{child}: wrong solutions are .py files")
-            wrong[child.name] = _read_text(child)
-            _check_python(child, wrong[child.name])
-    for name in wrong:
-        if name not in meta.wrong_solutions:
-            raise CatalogError(f"{path / 'rung.yaml'}: key 'wrong_solutions.{name}': missing (describe the mistake it makes)")
-    for name in set(meta.wrong_solutions) - set(wrong):
-        raise CatalogError(f"{path / 'rung.yaml'}: key 'wrong_solutions.{name}': no such file in wrong/")
+    wrong = _read_solutions(path, "wrong", "wrong_solutions", meta.wrong_solutions, "describe the mistake it makes")
+    alternatives = _read_solutions(path, "alternatives", "alternatives", meta.alternatives, "say how it differs from the reference")
     return RungFiles(
         path=path,
         order=int(match.group(1)),
@@ -175,6 +188,7 @@ def read_rung(path: Path) -> RungFiles:
         visible_tests=texts["test_visible.py"],
         hidden_tests=texts["test_hidden.py"],
         wrong_solutions=wrong,
+        alternatives=alternatives,
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from .constants import Difficulty, GpuNeed, TestVisibility, gpu_need
+from .constants import MIN_ALTERNATIVES, Difficulty, GpuNeed, TestVisibility, gpu_need
+from .domain_guard import NAMED_DOMAINS, TYPE_NAMES
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 # A mutant's id (exercises.mutation): Cosmic Ray's operator, a hash of the
@@ -107,6 +108,130 @@ class EquivalentMutant(Strict):
     reason: str = Field(min_length=1, max_length=500)
 
 
+# Entry points a domain names: a function, a class (its constructor) or Class.method.
+ENTRY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?$"
+TENSOR_DTYPES = (
+    "float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128",
+    "int64", "int32", "int16", "int8", "uint8", "bool",
+)
+
+
+def _builtin_exception(name: str) -> str:
+    import builtins
+
+    found = getattr(builtins, name, None)
+    if not (isinstance(found, type) and issubclass(found, Exception)):
+        raise ValueError(f"{name!r} is not a builtin exception (ValueError, TypeError, KeyError...)")
+    return name
+
+
+def _python_expression(text: str) -> str:
+    try:
+        compile(text, "<domain>", "eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not a Python expression: {text!r} ({exc.msg})") from exc
+    return text
+
+
+class ArgDomain(Strict):
+    """The documented values of one argument (docs/authoring.md, "Documented domain")."""
+
+    type: str | list[str] = "any"
+    min: int | float | None = None
+    max: int | float | None = None
+    above: int | float | None = None
+    below: int | float | None = None
+    finite: bool = False
+    choices: list[Any] | None = None
+    dtype: list[str] | None = None
+    shape: list[int | str] | None = None
+    ndim: int | None = Field(default=None, ge=0)
+    items: ArgDomain | None = None
+    min_len: int | None = Field(default=None, ge=0)
+    max_len: int | None = Field(default=None, ge=0)
+    fields: dict[str, ArgDomain] | None = None
+    optional_fields: dict[str, ArgDomain] | None = None
+    other_fields: bool = False
+    where: str | None = None
+    generator: str | None = None
+    # Every value outside this spec is a documented bad input raising this exception.
+    otherwise: str | None = None
+    # Documented bad values, when the rules name only some.
+    bad: list[BadInput] | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known_types(cls, value: str | list[str]) -> str | list[str]:
+        for name in [value] if isinstance(value, str) else value:
+            if name not in TYPE_NAMES:
+                raise ValueError(f"unknown type {name!r} (known: {', '.join(TYPE_NAMES)})")
+        return value
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtypes(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if name not in TENSOR_DTYPES:
+                raise ValueError(f"unknown dtype {name!r} (known: {', '.join(TENSOR_DTYPES)})")
+        return value
+
+    @field_validator("where")
+    @classmethod
+    def _where_compiles(cls, value: str | None) -> str | None:
+        return None if value is None else _python_expression(value)
+
+    @field_validator("generator")
+    @classmethod
+    def _named_domain(cls, value: str | None) -> str | None:
+        if value is not None and value not in NAMED_DOMAINS:
+            raise ValueError(f"unknown named domain {value!r} (known: {', '.join(sorted(NAMED_DOMAINS))})")
+        return value
+
+    @field_validator("otherwise")
+    @classmethod
+    def _otherwise_is_an_exception(cls, value: str | None) -> str | None:
+        return None if value is None else _builtin_exception(value)
+
+
+class BadInput(ArgDomain):
+    """Documented bad values of an argument and the exception the rules give them."""
+
+    raises: str
+
+    @field_validator("raises")
+    @classmethod
+    def _raises_an_exception(cls, value: str) -> str:
+        return _builtin_exception(value)
+
+
+ArgDomain.model_rebuild()  # it names BadInput, defined after it
+
+
+class Requirement(Strict):
+    """A check across arguments (``hidden_size % num_heads == 0``); ``raises`` when the rules say what a call breaking it raises."""
+
+    check: str = Field(min_length=1)
+    raises: str | None = None
+    rule: str = ""
+
+    @field_validator("check")
+    @classmethod
+    def _check_compiles(cls, value: str) -> str:
+        return _python_expression(value)
+
+    @field_validator("raises")
+    @classmethod
+    def _raises_an_exception(cls, value: str | None) -> str | None:
+        return None if value is None else _builtin_exception(value)
+
+
+class EntryDomain(Strict):
+    """The documented inputs of one entry point the tests call."""
+
+    args: dict[str, ArgDomain] = Field(default_factory=dict)
+    requires: list[Requirement] = Field(default_factory=list)
+
+
 class RungMeta(Strict):
     slug: str = Field(pattern=SLUG_PATTERN)
     title: str = Field(min_length=1, max_length=200)
@@ -121,6 +246,13 @@ class RungMeta(Strict):
     gpu: GpuNeed = GpuNeed.NO
     hidden_tests: dict[str, HiddenTest]
     wrong_solutions: dict[str, str] = Field(default_factory=dict)
+    # Independent correct solutions (alternatives/<name>.py -> how it differs from the
+    # reference): each must pass every visible and hidden test. validate_exercises
+    # requires at least MIN_ALTERNATIVES of them.
+    alternatives: dict[str, str] = Field(default_factory=dict, description=f"at least {MIN_ALTERNATIVES} independent correct solutions")
+    # Entry point ("fn", "Class", "Class.method") -> the inputs the instructions define;
+    # Check and validate_exercises refuse a test's call outside it (exercises.domain_guard).
+    domain: dict[Annotated[str, StringConstraints(pattern=ENTRY_PATTERN)], EntryDomain] = Field(default_factory=dict)
     # Surviving mutants the author proved equivalent; the mutation score leaves them out.
     equivalent_mutants: list[EquivalentMutant] = Field(default_factory=list)
     # Hints a learner reveals one at a time, in this order (Markdown each). Never graded.

@@ -28,6 +28,10 @@ import pytest
 import torch
 import yaml
 
+from exercises.constants import CHECK_SEEDS
+from exercises.domain_guard import Guard
+from exercises.loader import read_rung
+
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "sandbox" / "harness"
 RUNGS = sorted((ROOT / "exercises" / "llm-systems-frontier").glob("*/rungs/[0-9][0-9]-*"))
@@ -38,8 +42,8 @@ RUNS = 50
 SEED_BUDGET_S = 6.0
 MIN_RUNS = 10
 FIXED_SEED = 20261130
-# Every wrong solution must fail with each of these (see below).
-WRONG_SEEDS = (FIXED_SEED, 1238314499, 645296652)
+# Every wrong solution must fail with each of these (see below), and every alternative pass.
+WRONG_SEEDS = CHECK_SEEDS
 
 
 class _SolutionPlugin:
@@ -111,16 +115,28 @@ def _forget_rung_modules() -> None:
 
 
 def run_hidden(
-    rung: Path, seed: int, solution_path: Path | None = None, wrap: Callable[[Any], Any] | None = None, *, first_failure: bool = False
+    rung: Path,
+    seed: int,
+    solution_path: Path | None = None,
+    wrap: Callable[[Any], Any] | None = None,
+    *,
+    first_failure: bool = False,
+    guard: Callable[[Any], Guard] | None = None,
 ) -> _SolutionPlugin:
     """Run the rung's hidden suite against a solution file (default: its reference).
 
     ``first_failure`` stops at the first failing test: enough to show a wrong solution is caught.
+    ``guard`` makes a domain guard for the reference module: it then judges every call
+    the tests make to the reference and to the solution.
     """
     with _rung_context(rung, seed):
+        __import__("reference")
+        if guard is not None:
+            made = guard(sys.modules["reference"])
+            made.wrap_reference(sys.modules["reference"])
+            wrap = made.wrap_solution
         if solution_path is None:
             # The reference solution is the very module the tests import as ``reference``.
-            __import__("reference")
             module: Any = sys.modules["reference"]
         else:
             module = _load(solution_path, f"learner_{solution_path.stem}")
@@ -159,6 +175,11 @@ def _failures(plugin: _SolutionPlugin) -> dict[str, str]:
 def _wrong_solutions(rung: Path) -> list[Path]:
     meta = yaml.safe_load((rung / "rung.yaml").read_text())
     return [rung / "wrong" / name for name in sorted(meta.get("wrong_solutions") or {})]
+
+
+def _alternatives(rung: Path) -> list[Path]:
+    meta = yaml.safe_load((rung / "rung.yaml").read_text())
+    return [rung / "alternatives" / name for name in sorted(meta.get("alternatives") or {})]
 
 
 # ---------------------------------------------------------------------------
@@ -263,3 +284,37 @@ def test_it_fails_every_wrong_solution(rung: Path, wrong: Path) -> None:
         plugin = run_hidden(rung, seed, wrong, first_failure=True)
         assert plugin.outcomes, f"{rung.name}: no hidden test ran for {wrong.name}"
         assert _failures(plugin), f"{rung.name}: wrong/{wrong.name} passes every hidden test with seed {seed}"
+
+
+ALTERNATIVES = [(rung, path) for rung in RUNGS for path in _alternatives(rung)]
+
+
+@pytest.mark.parametrize(("rung", "alternative"), ALTERNATIVES, ids=[f"{rung.name}/{path.stem}" for rung, path in ALTERNATIVES])
+def test_it_passes_every_alternative(rung: Path, alternative: Path) -> None:
+    # An independent correct solution must pass whatever seed a Submit draws (issue 58).
+    for seed in CHECK_SEEDS:
+        failures = _failures(run_hidden(rung, seed, alternative))
+        assert not failures, f"{rung.name}: alternatives/{alternative.name} fails with seed {seed}: {dict(itertools.islice(failures.items(), 2))}"
+
+
+def _domain(rung: Path) -> dict[str, Any]:
+    return {key: entry.model_dump(mode="json", exclude_none=True) for key, entry in read_rung(rung).meta.domain.items()}
+
+
+DOMAINS = [rung for rung in RUNGS if yaml.safe_load((rung / "rung.yaml").read_text()).get("domain")]
+
+
+@pytest.mark.parametrize("rung", DOMAINS, ids=[rung.name for rung in DOMAINS])
+def test_it_calls_the_reference_only_inside_its_domain(rung: Path) -> None:
+    domain = _domain(rung)
+    guards: list[Guard] = []
+
+    def make(reference: Any) -> Guard:
+        guards.append(Guard(domain, reference))
+        return guards[-1]
+
+    for seed in CHECK_SEEDS:
+        plugin = run_hidden(rung, seed, guard=make)
+        records = guards[-1].records
+        assert not records, f"{rung.name}, seed {seed}: testing undocumented behaviour: " + "; ".join(f"{test}: {call}" for test, call in records[:5])
+        assert not _failures(plugin), f"{rung.name}, seed {seed}: the reference fails behind its domain guard: {_failures(plugin)}"
