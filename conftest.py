@@ -83,6 +83,13 @@ def redis_server() -> Iterator[RedisServer]:
 
     app.conf.update(broker_url=server.url, result_backend=server.url)
     settings.REDIS_URL = server.url  # live-update events go to this Redis too
+    # Login sessions too (frontend/sessions.py): a cache connection made from
+    # the old settings is dropped, as override_settings would.
+    from django.core.signals import setting_changed
+
+    if settings.CACHES["sessions"]["BACKEND"].endswith("RedisCache"):
+        settings.CACHES["sessions"] = {**settings.CACHES["sessions"], "LOCATION": server.url}
+        setting_changed.send(sender=None, setting="CACHES", value=settings.CACHES, enter=True)
     yield server
     server.stop()
     shutil.rmtree(server.data_dir, ignore_errors=True)

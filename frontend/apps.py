@@ -6,3 +6,7 @@ from django.apps import AppConfig
 class FrontendConfig(AppConfig):
     name = "frontend"
     verbose_name = "Learner pages"
+
+    def ready(self) -> None:
+        from . import sessions  # noqa: F401 - connects the login and logout receivers
+

@@ -11,6 +11,9 @@ from urllib.parse import parse_qsl
 from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
+from django.contrib.auth.signals import user_login_failed
+from django.contrib.auth.views import PasswordChangeView
 from django.db.models import Count, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,7 +32,9 @@ from grader.models import Submission
 from grader.results import machine_line
 
 from . import services as frontend_services
+from . import sessions
 from .forms import CodeForm, DraftForm, SignupForm
+from .lockout import locked_out
 from .markdown import render_markdown
 from .models import Draft
 from .reference import unlocked_reference
@@ -403,3 +408,36 @@ def signup(request: HttpRequest) -> HttpResponse:
     else:
         form = SignupForm()
     return render(request, "registration/signup.html", {"form": form})
+
+
+class PasswordChange(PasswordChangeView):
+    """Django's password change, with two additions (issue 55).
+
+    A wrong old password counts as a failed login of this name from this
+    address (django-axes), so the form is no oracle for guessing it: after
+    AXES_FAILURE_LIMIT wrong ones it answers the lockout (429, Retry-After),
+    as the login does. And a change ends every other session of the user;
+    this one goes on under a new key."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        from axes.handlers.proxy import AxesProxyHandler
+
+        if AxesProxyHandler.is_locked(request, self._credentials()):
+            return locked_out(request)
+        return super().post(request, *args, **kwargs)
+
+    def _credentials(self) -> dict[str, str]:
+        return {"username": self.request.user.get_username()}
+
+    def form_invalid(self, form: PasswordChangeForm) -> HttpResponse:
+        if form.has_error("old_password"):
+            user_login_failed.send(sender=PasswordChangeForm, credentials=self._credentials(), request=self.request)
+        return super().form_invalid(form)
+
+    def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
+        response = super().form_valid(form)  # update_session_auth_hash: this session under a new key
+        sessions.end_sessions(form.user.pk, keep=self.request.session.session_key)
+        return response
+
+
+password_change = PasswordChange.as_view()

@@ -197,15 +197,17 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", int(DATA
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Sessions live in a signed cookie, not in the database: a login then writes
-# one row (last_login) and no session rows, and a login surge no longer queues
-# session writes behind SQLite's single writer ("database is locked" under
-# `make loadtest`, issue 21). The cookie is signed with SECRET_KEY and holds
-# only the user id and its password hash's HMAC (JSON, never pickle).
-# NOTE: a cookie copied before logout stays valid until it expires (no
-# server-side revocation); a password change still ends every session.
-# SESSION_ENGINE=django.contrib.sessions.backends.db restores the old way.
-SESSION_ENGINE: str = env_str("SESSION_ENGINE", "django.contrib.sessions.backends.signed_cookies")
+# Sessions live on the server, in the project's Redis (SESSION_CACHE_URL), so
+# that logout, a password change and an admin's "log out everywhere" end
+# them: a cookie copied before then stops working (frontend/sessions.py, issue
+# 55). Not in the database: a login there wrote the session two or three
+# times, and a login surge queued those writes behind SQLite's single writer
+# ("database is locked" under `make loadtest`, issue 21); in Redis a login
+# writes one row (last_login) on every engine. Redis keeps them on disk
+# (appendonly, as docker-compose.yml and scripts/run.sh start it); losing
+# Redis logs everyone out, nothing more.
+SESSION_ENGINE: str = env_str("SESSION_ENGINE", "django.contrib.sessions.backends.cache")
+SESSION_CACHE_ALIAS = "sessions"
 SESSION_COOKIE_HTTPONLY = True
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -410,9 +412,12 @@ CELERY_TASK_ALWAYS_EAGER: bool = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # POST, which may reach another web process: a cache every web process shares.
 # Default: the project's Redis; "locmemcache://lti" suits one process only.
 LTI_CACHE_URL: str = env_url("LTI_CACHE_URL", REDIS_URL, schemes=("redis", "rediss", "locmemcache"))
+# Login sessions (SESSION_ENGINE above): every web process must see them.
+SESSION_CACHE_URL: str = env_url("SESSION_CACHE_URL", REDIS_URL, schemes=("redis", "rediss", "locmemcache"))
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "lti": environ.Env.cache_url_config(LTI_CACHE_URL),
+    "sessions": environ.Env.cache_url_config(SESSION_CACHE_URL),
 }
 # Every request to an LMS (its key set, tokens, scores, rosters) gives up after this.
 LTI_HTTP_TIMEOUT_S: float = env_float("LTI_HTTP_TIMEOUT_S", 10.0, minimum=0.1)
