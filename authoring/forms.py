@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -11,7 +12,7 @@ from pydantic import ValidationError
 
 from exercises.constants import GpuNeed, TestVisibility
 from exercises.models import Module, Rung, Track
-from exercises.schema import HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EquivalentMutant, Limits, Source
+from exercises.schema import ENTRY_PATTERN, HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EntryDomain, EquivalentMutant, Limits, Source
 
 from .models import RungDraft
 
@@ -143,6 +144,13 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         help_text="Surviving mutants that behave exactly like the reference, e.g. - {id: AddNot-1a2b3c4d, reason: the branch cannot be reached}",
     )
 
+    domain_yaml = forms.CharField(
+        label="Documented domain (YAML)", required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "code-plain", "spellcheck": "false"}),
+        help_text="For each entry point the tests call (a function, a class or Class.method): the inputs the instructions define and the documented bad inputs, "
+                  "e.g. kv_bytes: {args: {n: {type: int, min: 1, otherwise: ValueError}}}. See the authoring guide, \"Documented domain\".",
+    )
+
     hints_text = forms.CharField(
         label="Hints, in order (Markdown)", required=False, strip=False,
         widget=forms.Textarea(attrs={"rows": 8, "class": "markdown", "spellcheck": "true"}),
@@ -182,6 +190,8 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         marked = [dict(item) for item in self.instance.equivalent_mutants or []]
         self.fields["equivalent_mutants_yaml"].initial = yaml.safe_dump(marked, sort_keys=False, allow_unicode=True, width=4096) if marked else ""
         self.fields["hints_text"].initial = join_hints(list(self.instance.hints or []))
+        domain = dict(self.instance.domain or {})
+        self.fields["domain_yaml"].initial = yaml.safe_dump(domain, sort_keys=False, allow_unicode=True, width=4096) if domain else ""
         current = {**Limits().model_dump(), **dict(self.instance.limits or {})}
         for name, (label, field_class, options) in _LIMIT_FIELDS.items():
             self.fields[f"limit_{name}"] = field_class(label=label, initial=current[name], **options)
@@ -210,6 +220,26 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         if len(set(ids)) != len(ids):
             raise forms.ValidationError("A mutant is listed more than once.")
         return marked
+
+    def clean_domain_yaml(self) -> dict[str, Any]:
+        """The same checks as rung.yaml's ``domain`` key (exercises.schema.EntryDomain per entry point)."""
+        text = self.cleaned_data.get("domain_yaml", "")
+        try:
+            data = yaml.safe_load(text) if text.strip() else {}
+        except yaml.YAMLError as exc:
+            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise forms.ValidationError("Expected a mapping: entry point (fn, Class or Class.method) -> {args: ..., requires: ...}.")
+        domain: dict[str, Any] = {}
+        for key, entry in data.items():
+            if not isinstance(key, str) or not re.fullmatch(ENTRY_PATTERN, key):
+                raise forms.ValidationError(f"{key!r}: name a function, a class or Class.method.")
+            try:
+                domain[key] = EntryDomain.model_validate(entry).model_dump(mode="json", exclude_defaults=True)
+            except ValidationError as exc:
+                problems = "; ".join(f"key '{'.'.join(str(p) for p in err['loc'])}': {err['msg']}" for err in exc.errors())
+                raise forms.ValidationError(f"{key}: {problems}") from exc
+        return domain
 
     def clean_hints_text(self) -> list[str]:
         """The same rules as rung.yaml's ``hints`` key (exercises.schema.RungMeta)."""
@@ -240,6 +270,8 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         self.instance.limits = Limits.model_validate(limits).model_dump(mode="json")
         self.instance.equivalent_mutants = self.cleaned_data.get("equivalent_mutants_yaml") or []
         self.instance.hints = self.cleaned_data.get("hints_text") or []
+        if "domain_yaml" in self.data:  # a form without the field (a script, an old page) keeps the domain
+            self.instance.domain = self.cleaned_data.get("domain_yaml") or {}
         return super().save(commit)
 
 
@@ -261,6 +293,8 @@ class WrongSolutionForm(forms.Form):
 
 HiddenTestFormSet = forms.formset_factory(HiddenTestForm, extra=1)
 WrongSolutionFormSet = forms.formset_factory(WrongSolutionForm, extra=1)
+# Alternatives (independent correct solutions) have the same three fields as wrong solutions.
+AlternativeFormSet = forms.formset_factory(WrongSolutionForm, extra=1)
 
 
 def hidden_initial(draft: RungDraft) -> list[dict[str, Any]]:
@@ -268,9 +302,10 @@ def hidden_initial(draft: RungDraft) -> list[dict[str, Any]]:
             for name, meta in dict(draft.hidden_test_meta or {}).items()]
 
 
-def wrong_initial(draft: RungDraft) -> list[dict[str, Any]]:
+def wrong_initial(draft: RungDraft, field: str = "wrong_solutions") -> list[dict[str, Any]]:
+    """The rows of the wrong solutions (or, with ``field="alternatives"``, the alternatives)."""
     return [{"name": name, "description": entry.get("description", ""), "code": entry.get("code", "")}
-            for name, entry in sorted(dict(draft.wrong_solutions or {}).items())]
+            for name, entry in sorted(dict(getattr(draft, field) or {}).items())]
 
 
 def hidden_meta_from(formset: Any) -> dict[str, dict[str, str]]:

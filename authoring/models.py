@@ -46,6 +46,10 @@ class RungDraft(models.Model):
     equivalent_mutants = models.JSONField(default=list, blank=True)
     # [markdown, ...], as rung.yaml's hints.
     hints = models.JSONField(default=list, blank=True)
+    # {file name: {"description": str, "code": str}}, as alternatives/ and rung.yaml's alternatives.
+    alternatives = models.JSONField(default=dict, blank=True)
+    # rung.yaml's domain: as plain data.
+    domain = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 

@@ -32,6 +32,8 @@ KEY_FIELDS = {
     "wrong_solutions": ("wrong_solutions", "Wrong solutions"),
     "equivalent_mutants": ("equivalent_mutants_yaml", "Equivalent mutants"),
     "hints": ("hints_text", "Hints"),
+    "alternatives": ("alternatives", "Alternatives"),
+    "domain": ("domain_yaml", "Documented domain"),
 }
 GENERAL = ("general", "The draft")
 
@@ -76,6 +78,8 @@ def describe(problem: str) -> FieldProblem:
         return _rung_yaml(key, message)
     if match["path"].endswith("wrong/"):
         return FieldProblem("wrong_solutions", "Wrong solutions", f"{name}: {message}")
+    if match["path"].endswith("alternatives/"):
+        return FieldProblem("alternatives", "Alternatives", f"{name}: {message}")
     if name in FILE_FIELDS:
         field, label = FILE_FIELDS[name]
         return FieldProblem(field, label, message[:1].upper() + message[1:])

@@ -45,7 +45,8 @@ def draft_from_version(module: Module, rung: Rung) -> RungDraft:
     draft = RungDraft(module=module, rung=rung, base_version=version, slug=rung.slug, order=rung.order)
     if version is not None:
         for name in ("title", "summary", "minutes", "difficulty", "gpu", "limits", "instructions_md", "starter_code",
-                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants", "hints"):
+                     "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants", "hints",
+                     "alternatives", "domain"):
             setattr(draft, name, getattr(version, name))
     return draft
 
@@ -106,6 +107,7 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
         "check": check,
         "check_fresh": fresh,
         "mutation": mutation_view(check) if check is not None else None,
+        "solutions": solutions_view(check) if check is not None else [],
         "mutation_refusal": refusal,
         "publishable": bool(digest and check is not None and fresh and check.status == CheckStatus.DONE and check.ok and not refusal
                             and not unchanged),
@@ -113,6 +115,17 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
         "published": published,
         "base_outdated": bool(published and draft.base_version_id and published.pk != draft.base_version_id),
     }
+
+
+def solutions_view(check: RungCheck) -> list[dict[str, Any]]:
+    """The Check's wrong solutions and alternatives side by side: what each must do and whether it did."""
+    rows = []
+    for fact in check.facts or []:
+        claim = str(fact.get("claim", ""))
+        for folder, must in (("wrong/", "fail a hidden test"), ("alternatives/", "pass every test, three seeds")):
+            if claim.startswith(folder):
+                rows.append({"name": claim.split(" ", 1)[0], "must": must, "ok": bool(fact.get("ok")), "evidence": fact.get("evidence", "")})
+    return rows
 
 
 def mutation_refusal(check: RungCheck) -> str | None:

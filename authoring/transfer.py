@@ -104,6 +104,12 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
     hints = [str(hint) for hint in getattr(content, "hints", None) or []]
     if hints:
         meta["hints"] = hints
+    alternatives: dict[str, Any] = dict(getattr(content, "alternatives", None) or {})
+    if alternatives:
+        meta["alternatives"] = {name: str(alternatives[name].get("description", "")) for name in sorted(alternatives)}
+    domain = dict(getattr(content, "domain", None) or {})
+    if domain:
+        meta["domain"] = domain
     files = {
         "rung.yaml": _dump_yaml(meta),
         "instructions.md": content.instructions_md,
@@ -114,6 +120,8 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
     }
     for name in sorted(wrong):
         files[f"wrong/{name}"] = str(wrong[name].get("code", ""))
+    for name in sorted(alternatives):
+        files[f"alternatives/{name}"] = str(alternatives[name].get("code", ""))
     return files
 
 

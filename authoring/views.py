@@ -33,6 +33,7 @@ from grader.models import Rejudge
 from . import operations, services, stats, transfer
 from .exceptions import AuthoringError, ImportRefused, PublishRefused
 from .forms import (
+    AlternativeFormSet,
     HiddenTestFormSet,
     ImportForm,
     ModuleForm,
@@ -218,8 +219,8 @@ def _csv_safe(text: str) -> str:
 # --- Rung drafts ----------------------------------------------------------------
 
 
-def _editor_context(module: Module, draft: RungDraft, form: RungDraftForm, hidden: Any, wrong: Any) -> dict[str, Any]:
-    return {"module": module, "draft": draft, "form": form, "hidden_formset": hidden, "wrong_formset": wrong,
+def _editor_context(module: Module, draft: RungDraft, form: RungDraftForm, hidden: Any, wrong: Any, alternatives: Any) -> dict[str, Any]:
+    return {"module": module, "draft": draft, "form": form, "hidden_formset": hidden, "wrong_formset": wrong, "alternative_formset": alternatives,
             "state": services.draft_state(draft),
             "preview": render_markdown(draft.instructions_md)}
 
@@ -232,10 +233,15 @@ def rung_edit(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
         form = RungDraftForm(request.POST, instance=draft)
         hidden = HiddenTestFormSet(request.POST, prefix="hidden")
         wrong = WrongSolutionFormSet(request.POST, prefix="wrong")
-        if form.is_valid() and hidden.is_valid() and wrong.is_valid():
+        # A form without the alternatives' rows (a script, an old page) keeps the draft's alternatives.
+        alternatives = AlternativeFormSet(request.POST if "alt-TOTAL_FORMS" in request.POST else None, prefix="alt",
+                                          initial=wrong_initial(draft, "alternatives"))
+        if form.is_valid() and hidden.is_valid() and wrong.is_valid() and (not alternatives.is_bound or alternatives.is_valid()):
             draft = form.save(commit=False)
             draft.hidden_test_meta = hidden_meta_from(hidden)
             draft.wrong_solutions = wrong_from(wrong)
+            if alternatives.is_bound:
+                draft.alternatives = wrong_from(alternatives)
             draft.updated_by_id = request.user.pk
             draft.save()
             action = request.POST.get("action", "save")
@@ -252,7 +258,8 @@ def rung_edit(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
         form = RungDraftForm(instance=draft)
         hidden = HiddenTestFormSet(initial=hidden_initial(draft), prefix="hidden")
         wrong = WrongSolutionFormSet(initial=wrong_initial(draft), prefix="wrong")
-    return render(request, "authoring/rung_form.html", _editor_context(module, draft, form, hidden, wrong))
+        alternatives = AlternativeFormSet(initial=wrong_initial(draft, "alternatives"), prefix="alt")
+    return render(request, "authoring/rung_form.html", _editor_context(module, draft, form, hidden, wrong, alternatives))
 
 
 @_guarded

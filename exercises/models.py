@@ -99,6 +99,10 @@ class RungVersion(models.Model):
     equivalent_mutants = models.JSONField(default=list, blank=True)
     # [markdown, ...]: hints a learner reveals one at a time (aids.HintReveal); never graded.
     hints = models.JSONField(default=list, blank=True)
+    # {file name: {"description": str, "code": str}}: independent correct solutions (rung.yaml alternatives); never shown to learners.
+    alternatives = models.JSONField(default=dict, blank=True)
+    # rung.yaml's domain: as plain data (exercises.schema.EntryDomain per entry point).
+    domain = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -276,3 +276,8 @@ class RungMeta(Strict):
         if repeated:
             raise ValueError(f"listed more than once: {', '.join(repeated)}")
         return value
+
+
+def domain_data(meta: RungMeta) -> dict[str, Any]:
+    """``meta.domain`` as plain data: what the guard reads, a draft stores and an export writes."""
+    return {key: entry.model_dump(mode="json", exclude_defaults=True) for key, entry in meta.domain.items()}

@@ -10,6 +10,7 @@ from django.db.models import Max
 
 from .loader import ModuleFiles, RungFiles, TrackFiles, read_catalog
 from .models import Module, Rung, RungVersion, Track
+from .schema import domain_data
 
 
 @dataclass
@@ -98,6 +99,8 @@ def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
         gpu=meta.gpu,
         equivalent_mutants=[mutant.model_dump(mode="json") for mutant in meta.equivalent_mutants],
         hints=list(meta.hints),
+        alternatives={name: {"description": meta.alternatives[name], "code": code} for name, code in files.alternatives.items()},
+        domain=domain_data(meta),
     )
     rung.current_version = version
     rung.save(update_fields=["current_version"])

@@ -24,6 +24,7 @@ from .domain_guard import MARKER, domain_test_source
 from .jobs import job_for
 from .loader import RungFiles
 from .mutation import MutationReport, analyse_mutants
+from .schema import domain_data
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class RungSource:
             gpu=files.meta.gpu,
             equivalent_mutants={mutant.id: mutant.reason for mutant in files.meta.equivalent_mutants},
             alternatives=dict(files.alternatives),
-            domain={key: entry.model_dump(mode="json", exclude_none=True) for key, entry in files.meta.domain.items()},
+            domain=domain_data(files.meta),
         )
 
 

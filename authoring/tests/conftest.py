@@ -79,4 +79,14 @@ ADD_RUNG: dict[str, Any] = {
     "wrong-2-name": "absolute.py",
     "wrong-2-description": "Adds the absolute values.",
     "wrong-2-code": "def add(a, b):\r\n    return abs(a) + abs(b)\r\n",
+    # Two independent correct solutions and the documented domain: a Check requires both (issue 58).
+    "alt-TOTAL_FORMS": "2",
+    "alt-INITIAL_FORMS": "0",
+    "alt-0-name": "swapped.py",
+    "alt-0-description": "Adds in the other order.",
+    "alt-0-code": "def add(a, b):\r\n    return b + a\r\n",
+    "alt-1-name": "builtin_sum.py",
+    "alt-1-description": "Uses sum().",
+    "alt-1-code": "def add(a, b):\r\n    return sum((a, b))\r\n",
+    "domain_yaml": "add:\r\n  args:\r\n    a: {type: number}\r\n    b: {type: number}\r\n",
 }

@@ -31,6 +31,7 @@ import yaml
 from exercises.constants import CHECK_SEEDS
 from exercises.domain_guard import Guard
 from exercises.loader import read_rung
+from exercises.schema import domain_data
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "sandbox" / "harness"
@@ -298,7 +299,7 @@ def test_it_passes_every_alternative(rung: Path, alternative: Path) -> None:
 
 
 def _domain(rung: Path) -> dict[str, Any]:
-    return {key: entry.model_dump(mode="json", exclude_none=True) for key, entry in read_rung(rung).meta.domain.items()}
+    return domain_data(read_rung(rung).meta)
 
 
 DOMAINS = [rung for rung in RUNGS if yaml.safe_load((rung / "rung.yaml").read_text()).get("domain")]

@@ -30,13 +30,14 @@ def test_every_shipped_rung_validates(sandbox_image, settings, warm_grading_pool
     for report in reports:
         assert set(report) == {
             "rung", "visible_tests", "hidden_tests", "reference_passed", "starter_failed_hidden",
-            "wrong_solutions", "wrong_caught", "wrong_passing_visible",
-            "mutants", "killed", "equivalent", "mutation_score", "failing",
+            "wrong_solutions", "wrong_caught", "wrong_passing_visible", "alternatives", "alternatives_passing",
+            "mutants", "killed", "equivalent", "mutation_score", "failing", "warnings",
         }
         assert report["failing"] == [], report
         assert report["reference_passed"] and report["starter_failed_hidden"], report
         assert report["wrong_solutions"] >= 3 and report["wrong_caught"] == report["wrong_solutions"], report
         assert report["wrong_passing_visible"] >= 1, report
+        assert report["alternatives"] >= 2 and report["alternatives_passing"] == report["alternatives"], report
         # Skipped here, and said so: no figure is made up.
         assert (report["mutants"], report["killed"], report["equivalent"], report["mutation_score"]) == (None, None, None, None), report
 
@@ -85,6 +86,14 @@ wrong_solutions:
   minus.py: "Subtracts."
   off_by_one.py: "Adds one too many."
   hard_coded.py: "Returns the visible example's answer."
+alternatives:
+  swapped.py: "Adds in the other order."
+  builtin_sum.py: "Uses sum()."
+domain:
+  add:
+    args:
+      a: {type: int}
+      b: {type: int}
 """,
     "instructions.md": "# Add two numbers\n",
     "starter.py": "def add(a, b):\n    raise NotImplementedError\n",
@@ -95,19 +104,14 @@ wrong_solutions:
     "wrong/minus.py": "def add(a, b):\n    return a - b\n",
     "wrong/off_by_one.py": "def add(a, b):\n    return a + b + 1\n",
     "wrong/hard_coded.py": "def add(a, b):\n    return 5\n",
+    "alternatives/swapped.py": "def add(a, b):\n    return b + a\n",
+    "alternatives/builtin_sum.py": "def add(a, b):\n    return sum((a, b))\n",
 }
 
 
 def test_the_mutation_score_is_reported_and_judged_only_when_asked(sandbox_image, settings, tmp_path, warm_grading_pool):
-    import shutil
-
     settings.SANDBOX_IMAGE = sandbox_image
-    root = tmp_path / "exercises"
-    shutil.copytree(Path(settings.EXERCISES_DIR) / "llm-systems-frontier", root / "llm-systems-frontier", ignore=shutil.ignore_patterns("rungs", "__pycache__"))
-    rung = root / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-add-two"
-    for name, text in WEAK_RUNG.items():
-        (rung / name).parent.mkdir(parents=True, exist_ok=True)
-        (rung / name).write_text(text)
+    root = _weak_catalog(settings, tmp_path, WEAK_RUNG)
     out = StringIO()
     # Every fact holds: only the score, judged because asked, fails the rung.
     with pytest.raises(CommandError, match="1 rung"):
@@ -115,3 +119,43 @@ def test_the_mutation_score_is_reported_and_judged_only_when_asked(sandbox_image
     text = out.getvalue()
     assert "OK   add-two" in text and "mutation score 0.833: 5 of 6 mutants killed, 0 equivalent, 1 surviving" in text, text
     assert "surviving ReplaceBinaryOperator_Add_Mul-" in text and "+    return a * b" in text
+
+
+def _weak_catalog(settings: object, tmp_path: Path, files: dict[str, str]) -> Path:
+    import shutil
+
+    root = tmp_path / "exercises"
+    shutil.copytree(Path(settings.EXERCISES_DIR) / "llm-systems-frontier", root / "llm-systems-frontier", ignore=shutil.ignore_patterns("rungs", "__pycache__"))  # type: ignore[attr-defined]
+    rung = root / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-add-two"
+    for name, text in files.items():
+        (rung / name).parent.mkdir(parents=True, exist_ok=True)
+        (rung / name).write_text(text)
+    return root
+
+
+def test_an_undocumented_call_and_a_failing_alternative_fail_validation_and_a_copied_wrong_solution_warns(
+    sandbox_image, settings, tmp_path, warm_grading_pool
+):
+    # Issue 58: a hidden test that calls add(0.5, 0.25) where the domain says ints; an
+    # alternative that fails a hidden test; a wrong solution that is the reference itself.
+    settings.SANDBOX_IMAGE = sandbox_image
+    files = dict(WEAK_RUNG)
+    files["rung.yaml"] = files["rung.yaml"].replace(
+        '  test_zero: {description: "Zero and zero."}\n', '  test_zero: {description: "Zero and zero."}\n  test_halves: {description: "Halves."}\n'
+    ).replace('  builtin_sum.py: "Uses sum()."\n', '  builtin_sum.py: "Uses sum()."\n  special_case.py: "Special-cases 2."\n').replace(
+        '  hard_coded.py: "Returns the visible example\'s answer."\n', '  hard_coded.py: "Returns the visible example\'s answer."\n  same.py: "The reference."\n'
+    )
+    files["test_hidden.py"] += "\n\ndef test_halves(solution):\n    assert solution.add(0.5, 0.25) == 0.75\n"
+    files["alternatives/special_case.py"] = "def add(a, b):\n    return 5 if a == 2 else a + b\n"
+    files["wrong/same.py"] = "def add(a, b):\n    # the reference, comments aside\n    return a + b\n"
+    out = StringIO()
+    with pytest.raises(CommandError, match="add-two"):
+        call_command("validate_exercises", "--path", str(_weak_catalog(settings, tmp_path, files)), "--json", "--no-mutants", stdout=out)
+    (report,) = json.loads(out.getvalue())
+    failing = {item["claim"]: item["evidence"] for item in report["failing"]}
+    domain = failing["no hidden test calls the reference outside its declared domain (testing undocumented behaviour)"]
+    assert "test_halves: add(0.5, 0.25): argument a=0.5 type float is not int" in domain, domain
+    alternative = next(evidence for claim, evidence in failing.items() if claim.startswith("alternatives/special_case.py passes"))
+    assert "test_doubles" in alternative, alternative
+    assert (report["alternatives"], report["alternatives_passing"]) == (3, 2), report
+    assert "wrong/same.py is the reference itself (the same code, comments and layout aside)" in report["warnings"], report

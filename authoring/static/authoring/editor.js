@@ -149,16 +149,18 @@
   var hiddenSource = document.getElementById("id_hidden_tests");
   if (hiddenSource) syncHiddenRows(hiddenSource.value);
 
-  var addWrong = document.getElementById("add-wrong");
-  if (addWrong) {
-    addWrong.addEventListener("click", function () {
-      var row = addRow("wrong-empty", document.getElementById("wrong-rows"), document.getElementById("id_wrong-TOTAL_FORMS"));
+  // Wrong solutions and alternatives: the same rows, each list with its own prefix.
+  [["add-wrong", "wrong"], ["add-alt", "alt"]].forEach(function (pair) {
+    var button = document.getElementById(pair[0]);
+    if (!button) return;
+    button.addEventListener("click", function () {
+      var row = addRow(pair[1] + "-empty", document.getElementById(pair[1] + "-rows"), document.getElementById("id_" + pair[1] + "-TOTAL_FORMS"));
       var code = row.querySelector("textarea.code");
       if (code) mount(code, null);
       var name = row.querySelector("input[name$='-name']");
       if (name) name.focus();
     });
-  }
+  });
 
   // --- A running Check: poll until it is done, then show the facts ------------
   var check = document.getElementById("check");
