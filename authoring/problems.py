@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from exercises.constants import MARKDOWN_MAX_CHARS
+from frontend.untrusted_patterns import untrusted
+
 # The form field (and the label the form shows) for each file of a rung folder.
 FILE_FIELDS = {
     "instructions.md": ("instructions_md", "Instructions"),
@@ -37,7 +40,18 @@ KEY_FIELDS = {
 }
 GENERAL = ("general", "The draft")
 
-_PROBLEM = re.compile(r"^(?P<path>[^:]*?)(?P<file>[\w.-]+): (?:key '(?P<key>[^']*)': )?(?P<message>.*)$", re.DOTALL)
+# "<path/><file>: [key '<key>': ]<message>". The file name is cut off the head
+# in _split_file: a lazy path before a greedy name backtracked quadratically.
+_PROBLEM = untrusted(r"^(?P<head>[^:]*): (?:key '(?P<key>[^']*)': )?(?P<message>.*)$", max_chars=MARKDOWN_MAX_CHARS,
+                     reads="a loader message about an instructor's draft", flags=re.DOTALL)
+
+
+def _split_file(head: str) -> tuple[str, str]:
+    """``head`` as (its path, the file name that ends it: word characters, dots and hyphens)."""
+    start = len(head)
+    while start > 0 and (head[start - 1].isalnum() or head[start - 1] in "_.-"):
+        start -= 1
+    return head[:start], head[start:]
 
 
 @dataclass(frozen=True)
@@ -71,14 +85,15 @@ def _rung_yaml(key: str, message: str) -> FieldProblem:
 def describe(problem: str) -> FieldProblem:
     """One loader message as the rung form names it."""
     match = _PROBLEM.match(problem.strip())
-    if match is None:
+    path, name = _split_file(match["head"]) if match else ("", "")
+    if match is None or not name:
         return FieldProblem(*GENERAL, problem)
-    name, key, message = match["file"], match["key"], match["message"]
+    key, message = match["key"], match["message"]
     if name == "rung.yaml" and key is not None:
         return _rung_yaml(key, message)
-    if match["path"].endswith("wrong/"):
+    if path.endswith("wrong/"):
         return FieldProblem("wrong_solutions", "Wrong solutions", f"{name}: {message}")
-    if match["path"].endswith("alternatives/"):
+    if path.endswith("alternatives/"):
         return FieldProblem("alternatives", "Alternatives", f"{name}: {message}")
     if name in FILE_FIELDS:
         field, label = FILE_FIELDS[name]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from frontend.untrusted_patterns import untrusted
 
 from .constants import MODULE_FILES, RUNG_FILES
 from .exceptions import CatalogError
@@ -24,7 +24,7 @@ from .schema import ModuleMeta, RungMeta, TrackMeta
 
 M = TypeVar("M", bound=BaseModel)
 
-RUNG_DIR_PATTERN = re.compile(r"^(\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)$")
+RUNG_DIR_PATTERN = untrusted(r"^(\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)$", max_chars=255, reads="a rung folder's name in an imported module")
 IGNORED_NAMES = {"__pycache__", ".DS_Store"}
 
 

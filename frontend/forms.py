@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django import forms
@@ -8,9 +7,10 @@ from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
+from frontend.untrusted_patterns import untrusted
 from grader.messages import CODE_EMPTY, CODE_NOT_TEXT, CODE_TOO_LARGE, STALE_PAGE
 
-ASCII_USERNAME = re.compile(r"[A-Za-z0-9@.+_-]+")
+ASCII_USERNAME = untrusted(r"[A-Za-z0-9@.+_-]+", max_chars=150, reads="a username typed at sign-up")
 USERNAME_RULE = "Use only the letters a-z and A-Z, digits and @ . + - _ (names in other scripts can look exactly like someone else's)."
 
 

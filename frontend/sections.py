@@ -6,12 +6,23 @@ lands on the section the page renders.
 
 from __future__ import annotations
 
-import re
-
 from django.utils.text import slugify
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+from exercises.constants import MARKDOWN_MAX_CHARS
+
+from .untrusted_patterns import untrusted
+
+# A heading's spaces and closing hashes are cut off in _heading_text: "(.+?)[ \t]*#*[ \t]*$"
+# shared a line's trailing spaces three ways, cubic in its length.
+_HEADING = untrusted(r"^(#{1,6})[ \t](.+)$", max_chars=MARKDOWN_MAX_CHARS, reads="a line of an author's Markdown")
+_FENCE = untrusted(r"^[ \t]*(```|~~~)", max_chars=MARKDOWN_MAX_CHARS, reads="a line of an author's Markdown")
+
+
+def _heading_text(rest: str) -> str:
+    """A heading line's text after its opening hashes, without its closing ones."""
+    lead = rest.lstrip(" \t")
+    text = lead.rstrip(" \t").rstrip("#").rstrip(" \t")
+    return (text or lead[:1]).strip()
 
 
 def reference_anchor(heading: str) -> str:
@@ -34,7 +45,7 @@ def split_sections(markdown: str, levels: tuple[int, ...]) -> list[tuple[str | N
         elif fence is None:
             heading = _HEADING.match(line)
             if heading and len(heading.group(1)) in levels:
-                sections.append((heading.group(2).strip(), []))
+                sections.append((_heading_text(heading.group(2)), []))
                 continue
         sections[-1][1].append(line)
     result: list[tuple[str | None, str]] = []

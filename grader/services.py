@@ -43,6 +43,7 @@ from .exceptions import (
 from .learner_lock import lock_learner
 from .live import LiveTestRows
 from .models import Progress, Submission
+from .write_guard import check_outside_write_transaction
 
 __all__ = ["GraderBusy", "NothingToCancel", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
 
@@ -229,6 +230,7 @@ def grade_submission(submission_id: int, *, runner: Runner | None = None, worker
             cancel_watch.watch(str(data["id"]))
         live_rows.on_event(kind, data)
 
+    check_outside_write_transaction("the sandbox run")
     try:
         result = runner.run(build_job(submission), on_event=on_event)
     finally:

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from grader.write_guard import outside_write_transaction
+
 from . import messages
 from .exceptions import ModelError
 
@@ -95,6 +97,7 @@ def _request(endpoint: Endpoint, chat: list[dict[str, str]], *, stream: bool) ->
     return connection, response
 
 
+@outside_write_transaction
 def complete(endpoint: Endpoint, chat: list[dict[str, str]]) -> str:
     """The model's whole answer to ``chat`` in one reply."""
     connection, response = _request(endpoint, chat, stream=False)
@@ -116,6 +119,7 @@ def complete(endpoint: Endpoint, chat: list[dict[str, str]]) -> str:
     return content
 
 
+@outside_write_transaction
 def stream(endpoint: Endpoint, chat: list[dict[str, str]]) -> Iterator[str]:
     """The model's answer to ``chat`` as it arrives, piece by piece (server-sent events).
 

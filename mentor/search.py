@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from exercises.constants import MARKDOWN_MAX_CHARS
 from exercises.models import Module, Rung
+from frontend.untrusted_patterns import untrusted
+from grader.write_guard import outside_write_transaction
 
 from .constants import (
     BM25_B,
@@ -28,18 +31,19 @@ from .text import query_terms, terms
 log = logging.getLogger(__name__)
 
 # Markdown markers stripped from an excerpt (headings, bold).
-_MARKDOWN_NOISE = re.compile(r"^#{1,6}[ \t]+|\*\*|__", re.M)
+_MARKDOWN_NOISE = untrusted(r"^#{1,6}[ \t]+|\*\*|__", max_chars=MARKDOWN_MAX_CHARS, reads="an author's passage", flags=re.M)
+_PARAGRAPH_BREAK = untrusted(r"\n[ \t]*\n", max_chars=MARKDOWN_MAX_CHARS, reads="an author's passage")
+_SENTENCE_END = untrusted(r"[.!?](?=\s)", max_chars=MARKDOWN_MAX_CHARS, reads="an author's passage")
 
 
 def _passage_terms(draft: PassageDraft) -> list[str]:
     return terms(draft.title) * TITLE_REPEAT + terms(draft.text)
 
 
-def _build(module: Module, digest: str) -> int:
-    drafts = module_passages(module)
-    Passage.objects.filter(module=module).delete()
+def _passage_rows(module: Module) -> list[Passage]:
+    """The module's passages cut and their terms computed: the slow part, done before any transaction."""
     rows = []
-    for order, draft in enumerate(drafts):
+    for order, draft in enumerate(module_passages(module)):
         found = _passage_terms(draft)
         rows.append(
             Passage(
@@ -55,6 +59,12 @@ def _build(module: Module, digest: str) -> int:
                 order=order,
             )
         )
+    return rows
+
+
+def _store(module: Module, rows: list[Passage], digest: str) -> int:
+    """Replace the module's passages with ``rows``; inside the caller's transaction, writes only."""
+    Passage.objects.filter(module=module).delete()
     Passage.objects.bulk_create(rows)
     ModuleIndex.objects.filter(module=module).update(source_hash=digest, built_at=timezone.now(), passages=len(rows))
     return len(rows)
@@ -64,17 +74,19 @@ def ensure_index(module: Module) -> None:
     """Rebuild ``module``'s passages when its text changed since the last build.
 
     Called before every search, so a ``load_exercises`` needs no extra step.
-    The row lock makes concurrent first questions build the index once.
+    The passages are cut outside the transaction (grader.write_guard); the
+    row lock then makes concurrent first questions store them once.
     """
     digest = source_hash(module)
     index, _ = ModuleIndex.objects.get_or_create(module=module)
     if index.source_hash == digest:
         return
+    rows = _passage_rows(module)
     with transaction.atomic():
         index = ModuleIndex.objects.select_for_update().get(pk=index.pk)
         if index.source_hash == digest:
             return
-        count = _build(module, digest)
+        count = _store(module, rows, digest)
     log.info("mentor: indexed %s (%d passages)", module.slug, count)
 
 
@@ -84,9 +96,11 @@ def rebuild_index(module: Module | None = None) -> dict[str, int]:
     built = {}
     for each in modules:
         ModuleIndex.objects.get_or_create(module=each)
+        digest = source_hash(each)
+        rows = _passage_rows(each)
         with transaction.atomic():
             ModuleIndex.objects.select_for_update().get(module=each)
-            built[each.slug] = _build(each, source_hash(each))
+            built[each.slug] = _store(each, rows, digest)
     return built
 
 
@@ -111,7 +125,7 @@ def excerpt(text: str, weights: dict[str, float], limit: int = EXCERPT_CHARS) ->
     paragraph longer than ``EXCERPT_MAX_CHARS`` is cut at its last sentence
     end that leaves no formula or code span open.
     """
-    paragraphs = [p.strip() for p in re.split(r"\n[ \t]*\n", text) if p.strip()]
+    paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
     if not paragraphs:
         return ""
     scores = [sum(weights.get(term, 0.0) for term in set(terms(p))) for p in paragraphs]
@@ -129,13 +143,14 @@ def excerpt(text: str, weights: dict[str, float], limit: int = EXCERPT_CHARS) ->
 
 def _cut_outside_spans(text: str, limit: int) -> str:
     """``text`` cut at the last sentence end before ``limit`` where no ``$`` or backtick span is open."""
-    for match in reversed(list(re.finditer(r"[.!?](?=\s)", text[:limit]))):
+    for match in reversed(list(_SENTENCE_END.finditer(text[:limit]))):
         head = text[: match.end()]
         if head.count("$") % 2 == 0 and head.count("`") % 2 == 0 and head.count("```") % 2 == 0:
             return head + " …"
     return text
 
 
+@outside_write_transaction
 def search(module: Module, question: str, *, limit: int = TOP_K, rung: Rung | None = None) -> list[Hit]:
     """The ``limit`` passages of ``module`` that best answer ``question``, best first (BM25).
 

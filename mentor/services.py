@@ -113,14 +113,19 @@ def record_question(*, user: Any, module: Module, rung: Rung | None, text: str, 
 
 
 def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Question, list[Hit], CalculatorAnswer | None]:
+    # The search and the calculator come before the transaction: it holds the
+    # learner's row, and on SQLite the database's one write lock, so only the
+    # count and the insert may happen inside (grader.write_guard). A question
+    # past the limit is refused before any work; the locked count decides.
+    check_rate(user)
+    hits = search(module, text, rung=rung)
+    calculation = calculate(module, text)
     with transaction.atomic():
         # The learner's questions wait for each other from the count to the
         # stored question: ten sent at once were all answered against a limit
         # of two. The model is asked after this, outside the lock.
         lock_learner(user)
         check_rate(user)
-        hits = search(module, text, rung=rung)
-        calculation = calculate(module, text)
         question = record_question(user=user, module=module, rung=rung, text=text, hits=hits, calculator=calculation.kind if calculation else "")
     return question, hits, calculation
 

@@ -8,11 +8,13 @@ algorithm, written out here so the mentor needs no extra dependency.
 
 from __future__ import annotations
 
-import re
+from exercises.constants import MARKDOWN_MAX_CHARS
+from frontend.untrusted_patterns import untrusted
 
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
-_WORD = re.compile(r"[a-z0-9]+")
+_READS = "a learner's question or an author's passage"
+_CAMEL = untrusted(r"(?<=[a-z])(?=[A-Z])", max_chars=MARKDOWN_MAX_CHARS, reads=_READS)
+_LATEX_COMMAND = untrusted(r"\\[A-Za-z]+", max_chars=MARKDOWN_MAX_CHARS, reads=_READS)
+_WORD = untrusted(r"[a-z0-9]+", max_chars=MARKDOWN_MAX_CHARS, reads=_READS)
 
 STOP_WORDS = frozenset(
     """

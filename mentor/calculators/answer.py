@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from exercises.models import Module
+from grader.write_guard import outside_write_transaction
 
 from .memory import Working, kv_cache, weights, zero
 from .parse import CalculatorKind, Request, parse_question
@@ -58,6 +59,7 @@ def working_markdown(work: Working, assumed: list[str]) -> str:
     return "\n".join(parts)
 
 
+@outside_write_transaction
 def calculate(module: Module, question: str) -> CalculatorAnswer | None:
     """The calculator answer to ``question`` in ``module``, or None when it asks for no arithmetic."""
     kinds = module_calculators(module)

@@ -12,6 +12,10 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from frontend.untrusted_patterns import untrusted
+from grader.write_guard import outside_write_transaction
+
+from ..constants import QUESTION_MAX_CHARS
 from .table import ModelConfig, find_model
 
 # Bytes per element of each precision, with the words learners use for them.
@@ -31,33 +35,47 @@ _DTYPE_WORDS = {
     "int8": "int8", "8-bit": "int8",
     "int4": "int4", "4-bit": "int4", "nf4": "int4",
 }
-_DTYPE = re.compile(r"(?<![a-z0-9])(" + "|".join(re.escape(word) for word in sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")(?![a-z0-9])")
 
-_NUMBER = r"(\d[\d,_]*(?:\.\d+)?)\s*(k|m)?"
+
+def _learner(source: str) -> re.Pattern[str]:
+    return untrusted(source, max_chars=QUESTION_MAX_CHARS, reads="a learner's mentor question")
+
+
+_DTYPE = _learner(r"(?<![a-z0-9])(" + "|".join(re.escape(word) for word in sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")(?![a-z0-9])")
+
+# No two quantifiers in a row may take the same characters: "\s*(k|m)?\s*-?\s*"
+# shares a run of spaces three ways, and a question of digits and spaces
+# backtracked for 55 s. Each optional word carries its own trailing spaces
+# instead, and a number starts only where a run of digits starts (never
+# again at each of its digits).
+_NUMBER_START = r"(?<!\d)(?<!\d[,_])"
+_NUMBER = r"(\d[\d,_]*(?:\.\d+)?)"
+_SCALE_THEN_SPACES = r"\s*(?:(k|m)\s*)?"
+_OF = r"(?:(?:of|=|:|is)\s*)?"
 _TOKENS = [
-    re.compile(_NUMBER + r"\s*-?\s*(?:tokens?|toks?)\b"),
-    re.compile(r"(?:sequence|seq|context|prompt)[\s-]*(?:length|len)?\s*(?:of|=|:|is)?\s*" + _NUMBER + r"\b"),
-    re.compile(_NUMBER + r"\s*(?:context|sequence length)\b"),
+    _learner(_NUMBER_START + _NUMBER + _SCALE_THEN_SPACES + r"(?:-\s*)?(?:tokens?|toks?)\b"),
+    _learner(r"(?:sequence|seq|context|prompt)[\s-]*(?:(?:length|len)\s*)?" + _OF + _NUMBER + r"\s*(k|m)?\b"),
+    _learner(_NUMBER_START + _NUMBER + _SCALE_THEN_SPACES + r"(?:context|sequence length)\b"),
 ]
 _BATCH = [
-    re.compile(r"batch(?:[\s-]*size)?\s*(?:of|=|:|is)?\s*(\d+)\b"),
-    re.compile(r"\b(\d+)\s*(?:concurrent\s+|parallel\s+|simultaneous\s+)?(?:sequences|requests|users|prompts|streams)\b"),
+    _learner(r"batch(?:[\s-]*size)?\s*" + _OF + r"(\d+)\b"),
+    _learner(r"\b(\d+)\s*(?:concurrent\s+|parallel\s+|simultaneous\s+)?(?:sequences|requests|users|prompts|streams)\b"),
 ]
 _GPUS = [
-    re.compile(r"\b(\d+)\s*(?:gpus?|devices|ranks|accelerators|cards)\b"),
-    re.compile(r"\b(\d+)[\s-]*way\s+data[\s-]*parallel"),
-    re.compile(r"data[\s-]*parallel(?:ism)?(?:\s*degree)?\s*(?:of|=|:|is)?\s*(\d+)\b"),
-    re.compile(r"\bdp\s*(?:=|:)?\s*(\d+)\b"),
+    _learner(r"\b(\d+)\s*(?:gpus?|devices|ranks|accelerators|cards)\b"),
+    _learner(r"\b(\d+)[\s-]*way\s+data[\s-]*parallel"),
+    _learner(r"data[\s-]*parallel(?:ism)?(?:\s*degree)?\s*" + _OF + r"(\d+)\b"),
+    _learner(r"\bdp\s*(?:[=:]\s*)?(\d+)\b"),
 ]
-_STAGE = [re.compile(r"\bzero[\s-]*(?:stage)?[\s-]*([0-3])\b"), re.compile(r"\bstage[\s-]*([0-3])\b")]
-_PARAMETERS = re.compile(r"(?<![a-z0-9.-])(\d+(?:\.\d+)?)\s*(b|billion|m|million)\b(?:\s*(?:-?parameters?|params?|model))?")
+_STAGE = [_learner(r"\bzero[\s-]*(?:stage[\s-]*)?([0-3])\b"), _learner(r"\bstage[\s-]*([0-3])\b")]
+_PARAMETERS = _learner(r"(?<![a-z0-9.-])(\d+(?:\.\d+)?)\s*(b|billion|m|million)\b(?:\s*(?:-?parameters?|params?|model))?")
 
-_KV_WORDS = re.compile(r"\bkv\b|kv[\s-]*cache|key[\s/-]*value\s+cache")
-_ZERO_WORDS = re.compile(r"\bzero\b|\bzero[\s-]*[0-3]\b|\bzero[0-3]\b|training memory|memory (?:to|for) train|fsdp")
-_WEIGHT_WORDS = re.compile(r"\bweights?\b|memory (?:to|for) (?:load|hold|serve|store) the model|model memory")
-_GROUP_SCALES = re.compile(r"\bgroup|\bscales?\b")
+_KV_WORDS = _learner(r"\bkv\b|kv[\s-]*cache|key[\s/-]*value\s+cache")
+_ZERO_WORDS = _learner(r"\bzero\b|\bzero[\s-]*[0-3]\b|\bzero[0-3]\b|training memory|memory (?:to|for) train|fsdp")
+_WEIGHT_WORDS = _learner(r"\bweights?\b|memory (?:to|for) (?:load|hold|serve|store) the model|model memory")
+_GROUP_SCALES = _learner(r"\bgroup|\bscales?\b")
 # "How much memory does Llama-2-7B need in int4?": a size question with a precision and no other subject.
-_SIZE_WORDS = re.compile(r"\bmemory\b|\bvram\b|how (?:much|big|large)|\bfits?\b|\bsize\b")
+_SIZE_WORDS = _learner(r"\bmemory\b|\bvram\b|how (?:much|big|large)|\bfits?\b|\bsize\b")
 
 
 class CalculatorKind:
@@ -132,6 +150,7 @@ def detect_kind(text: str) -> str | None:
     return None
 
 
+@outside_write_transaction
 def parse_question(text: str, kinds: tuple[str, ...]) -> Request | None:
     """The request in ``text`` for one of ``kinds``, or None when it is not a calculator question.
 

@@ -7,11 +7,14 @@ error naming the entry, never a wrong answer.
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from frontend.untrusted_patterns import untrusted
+
+from ..constants import QUESTION_MAX_CHARS
 
 TABLE_PATH = Path(__file__).with_name("models.yaml")
 
@@ -55,9 +58,12 @@ class TableError(ValueError):
     """The shipped table does not validate."""
 
 
+_NOT_NAME = untrusted(r"[^a-z0-9.]", max_chars=QUESTION_MAX_CHARS, reads="a learner's mentor question")
+
+
 def name_key(text: str) -> str:
     """How names are compared: lower case, letters and digits only ("Llama 2 70B" -> "llama270b")."""
-    return re.sub(r"[^a-z0-9.]", "", text.lower()).replace(".", "_")
+    return _NOT_NAME.sub("", text.lower()).replace(".", "_")
 
 
 @functools.cache
