@@ -48,7 +48,7 @@ REFUSALS: dict[str, Refusal] = {
     BAD_STATE: Refusal("The launch did not start here", "The launch does not belong to a sign-in this browser started (its state is unknown). Open the link again from your course; if it keeps failing, allow cookies for this site or open the link in a new window."),
     BAD_NONCE: Refusal("The launch is not one we asked for", "The launch's nonce was never issued here or has expired. Open the link again from your course."),
     MALFORMED: Refusal("The launch is not readable", "The LMS sent something that is not a valid launch token.", 400),
-    BAD_MESSAGE: Refusal("The launch is incomplete", "The launch token lacks a claim LTI 1.3 requires for this kind of message.", 400),
+    BAD_MESSAGE: Refusal("The launch is incomplete", "The launch token lacks a claim LTI 1.3 requires for this kind of message, or carries one of the wrong type.", 400),
     KEYS_UNREACHABLE: Refusal("Your LMS's keys could not be fetched", "The LMS's key set URL did not answer, so the launch cannot be checked. Try again in a minute; if it persists, an administrator checks the key set URL.", 502),
     NO_TARGET: Refusal("The link points nowhere here", "The link names no module or rung of this site, or one that no longer exists. The instructor picks the content again (deep linking) or sets the custom parameter dojo_rung or dojo_module.", 404),
     NOT_INSTRUCTOR: Refusal("Only instructors add content", "Choosing what a course links to is for the course's instructors."),

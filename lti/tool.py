@@ -19,6 +19,7 @@ from pylti1p3.deployment import Deployment
 from pylti1p3.registration import Registration
 from pylti1p3.service_connector import REQUESTS_USER_AGENT, ServiceConnector
 
+from .claims import check_claim_types
 from .exceptions import UnknownDeployment
 
 CACHE_ALIAS = "lti"
@@ -71,8 +72,16 @@ def launch_storage() -> DjangoCacheDataStorage:
     return DjangoCacheDataStorage(cache_name=CACHE_ALIAS)  # type: ignore[no-untyped-call]
 
 
+class CheckedMessageLaunch(DjangoMessageLaunch):
+    """pylti1p3's launch, checking every claim's type right after the signature (lti/claims.py)."""
+
+    def validate_deployment(self) -> Any:
+        check_claim_types(dict(self._jwt.get("body", {})))
+        return super().validate_deployment()
+
+
 def message_launch(request: Any, registration_uuid: Any = None) -> DjangoMessageLaunch:
-    return DjangoMessageLaunch(request, ToolConfig(registration_uuid), launch_data_storage=launch_storage(), requests_session=http_session())  # type: ignore[no-untyped-call]
+    return CheckedMessageLaunch(request, ToolConfig(registration_uuid), launch_data_storage=launch_storage(), requests_session=http_session())  # type: ignore[no-untyped-call]
 
 
 def cached_launch(request: Any, launch_id: str) -> DjangoMessageLaunch:

@@ -81,6 +81,8 @@ class LmsState:
     fail_scores_times: int = 0
     # What the next launch does wrong, for the refusal tests.
     launch_tampering: str = ""
+    # Claims the next launch sends instead of the right ones (still validly signed).
+    launch_claims: dict[str, Any] = field(default_factory=dict)
 
 
 class _HttpRequest(Request):
@@ -247,6 +249,9 @@ class Lms:
                 launch.set_custom_parameters_claim(link.custom)
             launch.set_ags(self.url("/lineitems"), self.url(f"/lineitems/{link.lineitem_id}") if link.lineitem_id else None,
                            allow_creating_lineitems=True)
+        if self.state.launch_claims:
+            launch.set_extra_claims(self.state.launch_claims)
+            self.state.launch_claims = {}
         if tampering == "expired":
             launch.set_id_token_expiration(-120)
         if tampering == "unknown_deployment":

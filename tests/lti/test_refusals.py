@@ -140,3 +140,29 @@ def test_a_deep_linking_return_address_that_is_not_a_web_address_is_refused(lms,
     answer = browser.post(live_server.url + form["action"], {**form["fields"], "target": "rung:kv-cache-size"})
     _assert_refused(answer, "bad_message", status=400)
     assert 'action="javascript:' not in answer.text
+
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {CLAIM + "custom": ["rung", "kv-cache-size"]},
+        {CLAIM + "context": "course-ml-systems"},
+        {CLAIM + "resource_link": "link-1"},
+        {CLAIM + "roles": "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"},
+        {CLAIM + "context": {"id": ["course-ml-systems"], "title": {"x": 1}}},
+        {CLAIM + "custom": {"rung": {"slug": "kv-cache-size"}}},
+        {"https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": ["lineitems"]},
+        {"https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice": "memberships"},
+        {"name": ["Stu", "Dent"]},
+    ],
+    ids=["custom-list", "context-string", "resource-link-string", "roles-string", "context-fields", "custom-nested", "ags-list", "nrps-string", "name-list"],
+)
+def test_a_validly_signed_launch_with_claims_of_the_wrong_type_is_refused(lms, placed_rung, student, browser, claims):
+    """Issue 55, finding 7: these crashed the launch view (500)."""
+    lms.state.launch_claims = claims
+    refused, _ = browser.launch(lms, student, placed_rung.id)
+    _assert_refused(refused, "bad_message", status=400)
+    assert not LtiUser.objects.exists()
