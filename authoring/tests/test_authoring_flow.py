@@ -111,6 +111,24 @@ def test_publishing_is_refused_when_the_check_is_stale_or_failed(
     assert not RungVersion.objects.exists()
 
 
+def test_an_alternative_that_fails_a_hidden_test_fails_the_check_and_is_listed_beside_the_wrong_solutions(
+    client, instructor, track, checks, in_process_runner, django_capture_on_commit_callbacks
+):
+    # Issue 58: an independent correct solution must pass; this "alternative" drops negative numbers.
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks, **{"alt-1-code": "def add(a, b):\r\n    return a + b if a >= 0 else b\r\n"})
+    check = services.run_check(checks[0], runner=in_process_runner)
+    assert check is not None and not check.ok
+    failing = [fact["claim"] for fact in check.facts if not fact["ok"]]
+    assert failing == ["alternatives/builtin_sum.py passes every visible test and every hidden test with seeds 20261130, 1238314499, 645296652"]
+    page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
+    assert "<caption>Wrong solutions and alternatives</caption>" in page
+    assert "<code>wrong/absolute.py</code></td><td>fail a hidden test</td>" in page
+    assert "<code>alternatives/builtin_sum.py</code></td><td>pass every test, three seeds</td>" in page
+    response = client.post("/author/modules/warm-ups/rungs/add-two/publish", follow=True)
+    assert "last Check failed" in response.content.decode()
+
+
 def test_a_draft_with_an_undescribed_hidden_test_cannot_be_checked(client, instructor, track, checks, django_capture_on_commit_callbacks):
     client.force_login(instructor)
     _author(client, track, django_capture_on_commit_callbacks, **{"hidden-1-name": ""})
