@@ -5,15 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 
-export DEBUG="${DEBUG:-1}"
-PORT="${PORT:-8000}"
-REDIS_PORT="${REDIS_PORT:-6390}"
-export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT}/0}"
-export PYTHONPATH="$PWD:$PWD/platform"
+# shellcheck source=scripts/run-env.sh
+source scripts/run-env.sh
 mkdir -p var/redis var/log
 
 .venv/bin/python manage.py migrate --noinput
 .venv/bin/python manage.py load_exercises
+# With DEBUG off whitenoise serves the collected, hashed files (STATIC_ROOT).
+[ "$DEBUG" = 1 ] || .venv/bin/python manage.py collectstatic --noinput -v 0
 
 pids=()
 cleanup() {
