@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -87,7 +88,7 @@ def test_debug_1_make_run_gives_the_debug_pages(debug_server: str) -> None:
     assert "URLconf" in page.text
 
 
-def test_the_500_page_is_styled_in_the_sites_layout(rf) -> None:  # type: ignore[no-untyped-def]
+def test_the_500_page_is_styled_in_the_sites_layout(rf: Any) -> None:
     from django.views.defaults import server_error
 
     page = server_error(rf.get("/boom"))
