@@ -15,7 +15,10 @@ from exercises.validation import RungReport, RungSource, validate_rung
 
 
 class Command(BaseCommand):
-    help = "Check every rung in the real sandbox: reference, starter and wrong solutions; then score its hidden tests on the reference's mutants."
+    help = (
+        "Check every rung in the real sandbox: reference, starter, wrong solutions, alternatives (three seeds) and the reference "
+        "behind its domain guard; then score its hidden tests on the reference's mutants."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print a JSON array, one object per rung.")
@@ -59,6 +62,8 @@ class Command(BaseCommand):
         self.stdout.write(f"{'OK  ' if report.ok else 'FAIL'} {report.rung} ({report.seconds} s)")
         for fact in report.facts:
             self.stdout.write(f"  [{'x' if fact.ok else ' '}] {fact.claim}: {fact.evidence}")
+        for warning in report.warnings:  # worth a look, never a failure (an empty wrong solution...)
+            self.stdout.write(f"  warning: {warning}")
         mutation = report.mutation
         if mutation is None:
             return
