@@ -231,7 +231,9 @@ def test_expected_tokens_when_alpha_is_one(solution):
 
 def test_expected_tokens_just_below_alpha_one(solution):
     # Only alpha == 1 gives k + 1: an alpha a hair below 1 with a long draft gives visibly fewer tokens.
-    for alpha, k in ((1 - 5e-10, 100_000), (1 - 5e-7, 10_000), (1 - 1e-6, 3_000), (0.9999999999, 50_000), (1 - 2**-40, 2**20)):
+    # The rules promise 1e-6 relative a hair below 1 too (1 - 1e-12, k = 1; the largest float below 1).
+    cases = ((1 - 5e-10, 100_000), (1 - 5e-7, 10_000), (1 - 1e-6, 3_000), (0.9999999999, 50_000), (1 - 2**-40, 2**20), (1 - 1e-12, 1), (1 - 2**-53, 3))
+    for alpha, k in cases:
         expected = reference.expected_tokens_per_pass(alpha, k)
         assert_close(solution.expected_tokens_per_pass(alpha, k), expected, rtol=1e-6, atol=1e-12, what=f"expected tokens per pass, alpha {alpha!r}, k {k}")
 
