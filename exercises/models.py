@@ -85,7 +85,8 @@ class RungVersion(models.Model):
     difficulty = models.CharField(max_length=10, choices=Difficulty.choices)
     instructions_md = models.TextField()
     starter_code = models.TextField()
-    # NOTE: reference_code, hidden_tests and wrong_solutions must never reach
+    # NOTE: reference_code, hidden_tests and wrong_solutions (and alternatives,
+    # which are never shown at all) must never reach
     # a learner who has not passed the rung; views go through
     # grader.services.can_see_reference() before showing any of them.
     reference_code = models.TextField()

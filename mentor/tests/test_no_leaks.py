@@ -24,7 +24,7 @@ def _distinctive_lines(code: str, public: str) -> list[str]:
 def _secrets(version: RungVersion) -> list[str]:
     public = version.instructions_md + version.starter_code + version.visible_tests
     found = _distinctive_lines(version.hidden_tests, public) + _distinctive_lines(version.reference_code, public)
-    for wrong in version.wrong_solutions.values():
+    for wrong in [*version.wrong_solutions.values(), *version.alternatives.values()]:
         found += _distinctive_lines(wrong["code"], public)
     return found
 
