@@ -127,6 +127,10 @@ def test_an_alternative_that_fails_a_hidden_test_fails_the_check_and_is_listed_b
     assert "<code>alternatives/builtin_sum.py</code></td><td>pass every test, three seeds</td>" in page
     response = client.post("/author/modules/warm-ups/rungs/add-two/publish", follow=True)
     assert "last Check failed" in response.content.decode()
+    # Removed like a wrong solution: an empty file name; the editor shows the one left.
+    client.post("/author/modules/warm-ups/rungs/add-two/", {**ADD_RUNG, "alt-1-name": "", "action": "save"})
+    assert list(RungDraft.objects.get(slug="add-two").alternatives) == ["swapped.py"]
+    assert 'value="swapped.py"' in client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
 
 
 def test_a_draft_with_an_undescribed_hidden_test_cannot_be_checked(client, instructor, track, checks, django_capture_on_commit_callbacks):
