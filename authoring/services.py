@@ -9,12 +9,16 @@ MUTATION_MIN_SCORE of the reference's mutants (the mutation gate).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import statistics
 import time
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles
@@ -26,8 +30,9 @@ from grader import lifecycle
 from grader.constants import Kind
 from sandbox.interface import Runner
 
+from . import messages
 from .constants import CheckStatus
-from .exceptions import AuthoringError, PublishRefused
+from .exceptions import AuthoringError, CheckRefused, PublishRefused
 from .models import RungCheck, RungDraft
 from .problems import by_field as problems_by_field
 from .problems import describe as describe_problem
@@ -178,14 +183,72 @@ CHECKS = lifecycle.JobKind(
 )
 
 
+# A Check's wait before its first one is measured (seconds), and how many recent ones the estimate reads.
+CHECK_SECONDS_ESTIMATE = 60
+CHECK_SECONDS_SAMPLE = 10
+_IN_FLIGHT = (CheckStatus.QUEUED, CheckStatus.RUNNING)
+
+
+def files_digest(files: dict[str, str]) -> str:
+    """A digest of every file of a rung as a Check reads it (rung.yaml's settings included), whatever its kind."""
+    return hashlib.sha256(json.dumps(files, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _same_files(check: RungCheck, digest: str) -> bool:
+    return files_digest(dict(check.files or {})) == digest
+
+
+def _retry_after(in_flight: list[RungCheck]) -> int:
+    """Seconds until the oldest of these Checks is likely done (the median of the last Checks' times)."""
+    recent = list(RungCheck.objects.filter(status=CheckStatus.DONE, seconds__gt=0).order_by("-finished_at").values_list("seconds", flat=True)[:CHECK_SECONDS_SAMPLE])
+    typical = statistics.median(recent) if recent else CHECK_SECONDS_ESTIMATE
+    elapsed = min((timezone.now() - check.enqueued_at).total_seconds() for check in in_flight)
+    return max(5, round(typical - elapsed))
+
+
 def request_check(draft: RungDraft, user: Any) -> RungCheck:
-    """Snapshot the draft's files and queue a Check of them (after commit)."""
+    """Snapshot the draft's files and queue a Check of them (after commit); bounded (issue 55).
+
+    A Check of exactly these files that is still running, or finished
+    (without an error of ours), is the answer instead of a new one. Another
+    Check of this draft in flight, or as many of this instructor's as
+    AUTHORING_MAX_CHECKS_IN_FLIGHT, refuse it: CheckRefused says why and when
+    to try again.
+    """
     try:
         files = build_draft(draft)
     except CatalogError as exc:
         raise AuthoringError(f"fix this first: {describe_problem(str(exc))}") from exc
+    snapshot = draft_files(draft)
+    digest = files_digest(snapshot)
     with transaction.atomic():
-        check = RungCheck.objects.create(draft=draft, content_hash=files.content_hash, files=draft_files(draft), requested_by=user)
+        # One request per draft at a time decides (PostgreSQL; SQLite's writer lock already does).
+        RungDraft.objects.select_for_update().filter(pk=draft.pk).first()
+        in_flight = list(RungCheck.objects.filter(draft=draft, status__in=_IN_FLIGHT).select_related("requested_by"))
+        running = next((check for check in in_flight if _same_files(check, digest)), None)
+        if running is not None:
+            return running
+        if in_flight:
+            who = in_flight[0].requested_by.get_username() if in_flight[0].requested_by else "someone"
+            seconds = _retry_after(in_flight)
+            raise CheckRefused(messages.CHECK_IN_FLIGHT_FOR_DRAFT.format(pk=in_flight[0].pk, who=who, seconds=seconds), seconds)
+        done = RungCheck.objects.filter(draft=draft, content_hash=files.content_hash, status=CheckStatus.DONE, error="")
+        reusable = next((check for check in done if _same_files(check, digest)), None)
+        if reusable is not None:
+            if reusable == draft.checks.first():
+                return reusable
+            # The latest Check is what the editor shows and publishing reads: a copy of the result becomes it.
+            return RungCheck.objects.create(
+                draft=draft, content_hash=reusable.content_hash, files=reusable.files, status=CheckStatus.DONE, ok=reusable.ok,
+                facts=reusable.facts, summary=reusable.summary, mutation=reusable.mutation, seconds=reusable.seconds,
+                requested_by=user, started_at=reusable.started_at, finished_at=reusable.finished_at,
+            )
+        mine = list(RungCheck.objects.filter(requested_by=user, status__in=_IN_FLIGHT))
+        limit = settings.AUTHORING_MAX_CHECKS_IN_FLIGHT
+        if len(mine) >= limit:
+            seconds = _retry_after(mine)
+            raise CheckRefused(messages.CHECKS_IN_FLIGHT_FOR_INSTRUCTOR.format(count=len(mine), limit=limit, seconds=seconds), seconds)
+        check = RungCheck.objects.create(draft=draft, content_hash=files.content_hash, files=snapshot, requested_by=user)
         lifecycle.enqueue_on_commit(CHECKS, check.pk, _check_queue(files.meta.gpu))
     return check
 

@@ -30,8 +30,10 @@ from frontend.markdown import render_markdown
 from grader import rejudge
 from grader.models import Rejudge
 
+from . import messages as instructor_messages
 from . import operations, services, stats, transfer
-from .exceptions import AuthoringError, ImportRefused, PublishRefused
+from .constants import CheckStatus
+from .exceptions import AuthoringError, CheckRefused, ImportRefused, PublishRefused
 from .forms import (
     AlternativeFormSet,
     HiddenTestFormSet,
@@ -246,13 +248,8 @@ def rung_edit(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
             draft.save()
             action = request.POST.get("action", "save")
             if action == "check":
-                try:
-                    services.request_check(draft, request.user)
-                    messages.info(request, "Draft saved; the Check is queued.")
-                except AuthoringError as exc:
-                    messages.error(request, str(exc))
-            else:
-                messages.success(request, "Draft saved.")
+                return _check(request, module, draft, saved=True)
+            messages.success(request, "Draft saved.")
             return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
     else:
         form = RungDraftForm(instance=draft)
@@ -269,12 +266,25 @@ def rung_check(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
     if draft.pk is None:
         draft.updated_by_id = request.user.pk
         draft.save()
+    return _check(request, module, draft, saved=False)
+
+
+def _check(request: HttpRequest, module: Module, draft: RungDraft, *, saved: bool) -> HttpResponse:
+    """Ask for a Check and go back to the editor, saying what became of it; a refusal carries a Retry-After."""
+    response = redirect("authoring:rung", slug=module.slug, rung=draft.slug)
     try:
-        services.request_check(draft, request.user)
-        messages.info(request, "The Check is queued.")
+        check = services.request_check(draft, request.user)
+    except CheckRefused as exc:
+        messages.error(request, str(exc))
+        response["Retry-After"] = str(exc.retry_after_s)
     except AuthoringError as exc:
         messages.error(request, str(exc))
-    return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
+    else:
+        if check.status == CheckStatus.DONE:
+            messages.info(request, instructor_messages.CHECK_REUSED)
+        else:
+            messages.info(request, instructor_messages.CHECK_SAVED_AND_QUEUED if saved else instructor_messages.CHECK_QUEUED)
+    return response
 
 
 @_guarded

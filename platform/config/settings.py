@@ -278,6 +278,9 @@ BROKER_VISIBILITY_TIMEOUT_S = GRADER_HARD_TIME_LIMIT_S * 2 + 60
 # to a second worker.
 AUTHORING_CHECK_HARD_TIME_LIMIT_S = BROKER_VISIBILITY_TIMEOUT_S - 30
 AUTHORING_CHECK_SOFT_TIME_LIMIT_S = AUTHORING_CHECK_HARD_TIME_LIMIT_S - 30
+# Checks one instructor may have queued or running at once (besides one per
+# draft): a Check is a burst of Submit-sized jobs on the graders learners use.
+AUTHORING_MAX_CHECKS_IN_FLIGHT: int = env_int("AUTHORING_MAX_CHECKS_IN_FLIGHT", 1, minimum=1)
 # Infrastructure failures (Docker down, unreadable report) are retried this
 # many times before the submission ends as infra_error.
 GRADER_MAX_ATTEMPTS: int = env_int("GRADER_MAX_ATTEMPTS", 3, minimum=1)
