@@ -7,14 +7,25 @@ from typing import Any
 
 import yaml
 from django import forms
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator, RegexValidator
 from pydantic import ValidationError
 
-from exercises.constants import GpuNeed, TestVisibility
+from exercises.constants import MARKDOWN_MAX_CHARS, GpuNeed, TestVisibility
+from exercises.loader import parse_yaml
 from exercises.models import Module, Rung, Track
 from exercises.schema import ENTRY_PATTERN, HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EntryDomain, EquivalentMutant, Limits, Source
 
 from .models import RungDraft
+
+
+def _authors_yaml(text: str, empty: Any) -> Any:
+    """A YAML field's value (``empty`` when blank); a form error for anything PyYAML refuses or cannot read."""
+    if not text.strip():
+        return empty
+    try:
+        return parse_yaml(text)
+    except ValueError as exc:
+        raise forms.ValidationError(f"Not valid YAML: {str(exc).removeprefix('invalid YAML: ')}") from exc
 
 _CODE = forms.Textarea(attrs={"class": "code", "rows": 14, "spellcheck": "false"})
 _LIMIT_FIELDS: dict[str, tuple[str, type[forms.Field], dict[str, Any]]] = {
@@ -30,6 +41,19 @@ _LIMIT_FIELDS: dict[str, tuple[str, type[forms.Field], dict[str, Any]]] = {
 def _unix_newlines(cleaned: dict[str, Any]) -> dict[str, Any]:
     # Browsers send a textarea's line breaks as CRLF; the catalog files use LF.
     return {key: value.replace("\r\n", "\n") if isinstance(value, str) else value for key, value in cleaned.items()}
+
+
+MARKDOWN_TOO_LONG = (f"At most {MARKDOWN_MAX_CHARS:,} characters of Markdown (this has %(show_value)s): "
+                     "split it into sections, or move the long part to a page it links to.")
+
+
+def _cap_markdown(field: forms.Field) -> None:
+    """A Markdown field takes at most MARKDOWN_MAX_CHARS: pages render it for every
+    learner, and the renderer is timed at that length (issue 55)."""
+    assert isinstance(field, forms.CharField)
+    field.max_length = MARKDOWN_MAX_CHARS
+    field.validators.append(MaxLengthValidator(MARKDOWN_MAX_CHARS, message=MARKDOWN_TOO_LONG))
+    field.help_text = f"{field.help_text} At most {MARKDOWN_MAX_CHARS:,} characters.".strip()
 
 
 class ModuleForm(forms.ModelForm[Module]):
@@ -62,6 +86,7 @@ class ModuleForm(forms.ModelForm[Module]):
         for name in ("concept_md", "worked_example_md", "reference_md"):
             # Markdown files are kept byte for byte (a trailing newline is content).
             self.fields[name].strip = False  # type: ignore[attr-defined]
+            _cap_markdown(self.fields[name])
         if self.instance.pk:
             # The slug names the module's folder and URLs: fixed once made.
             self.fields["slug"].disabled = True
@@ -72,10 +97,7 @@ class ModuleForm(forms.ModelForm[Module]):
     def clean_sources_yaml(self) -> list[dict[str, Any]]:
         """The same checks as module.yaml's ``sources`` key (exercises.schema.Source)."""
         text = self.cleaned_data.get("sources_yaml", "")
-        try:
-            data = yaml.safe_load(text) if text.strip() else []
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        data = _authors_yaml(text, [])
         if not isinstance(data, list):
             raise forms.ValidationError("Expected a list of sources (lines starting with '- ').")
         sources = []
@@ -184,6 +206,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
             # Code and Markdown are kept byte for byte (a trailing newline is content).
             self.fields[name].strip = False  # type: ignore[attr-defined]
             self.fields[name].required = False
+        _cap_markdown(self.fields["instructions_md"])
         # A form that leaves the GPU choice out (a script, an old page) means "no GPU".
         self.fields["gpu"].required = False
         self.fields["revision"].initial = self._current_revision()
@@ -203,10 +226,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     def clean_equivalent_mutants_yaml(self) -> list[dict[str, Any]]:
         """The same checks as rung.yaml's ``equivalent_mutants`` key (exercises.schema.EquivalentMutant)."""
         text = self.cleaned_data.get("equivalent_mutants_yaml", "")
-        try:
-            data = yaml.safe_load(text) if text.strip() else []
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        data = _authors_yaml(text, [])
         if not isinstance(data, list):
             raise forms.ValidationError("Expected a list of mutants (lines starting with '- ').")
         marked = []
@@ -224,10 +244,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     def clean_domain_yaml(self) -> dict[str, Any]:
         """The same checks as rung.yaml's ``domain`` key (exercises.schema.EntryDomain per entry point)."""
         text = self.cleaned_data.get("domain_yaml", "")
-        try:
-            data = yaml.safe_load(text) if text.strip() else {}
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        data = _authors_yaml(text, {})
         if not isinstance(data, dict):
             raise forms.ValidationError("Expected a mapping: entry point (fn, Class or Class.method) -> {args: ..., requires: ...}.")
         domain: dict[str, Any] = {}

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from aids import services as aids_services
@@ -25,6 +26,7 @@ from aids.constants import ReportStatus
 from aids.exceptions import AidRefused
 from aids.forms import ResolveReportForm
 from aids.models import ProblemReport
+from exercises.constants import MARKDOWN_MAX_CHARS
 from exercises.models import Module, Rung
 from frontend.markdown import render_markdown
 from grader import rejudge
@@ -325,12 +327,17 @@ def rung_discard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
     return redirect("authoring:module", slug=module.slug)
 
 
+PREVIEW_TOO_LONG = f"No preview: the text has {{chars:,}} characters, and Markdown may have at most {MARKDOWN_MAX_CHARS:,}."
+
+
 @_guarded
 @require_POST
 def markdown_preview(request: HttpRequest) -> HttpResponse:
     """The instructions as learners will see them (the same renderer)."""
     _require_instructor(request)
-    text = request.POST.get("text", "")[:200_000]
+    text = request.POST.get("text", "")
+    if len(text) > MARKDOWN_MAX_CHARS:
+        return HttpResponse(format_html("<p class=\"error\">{}</p>", PREVIEW_TOO_LONG.format(chars=len(text))), status=413)
     return HttpResponse(render_markdown(text))
 
 
