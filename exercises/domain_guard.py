@@ -321,6 +321,21 @@ class Guard:
             self._refuse(f"{key}({shown}): documented to raise {' or '.join(verdict.raises)} ({verdict.why}), the reference returned {describe(result)}")
         return result
 
+    def undeclared(self, key: str, value: Any) -> Any:
+        """``value`` as the tests get it when the domain does not name ``key``: a
+        public callable given arguments is refused (its inputs are documented nowhere);
+        called without any, or anything else, it passes as it is."""
+        if key.rpartition(".")[2].startswith("_") or not callable(value) or isinstance(value, type):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if (args or kwargs) and not self.depth:
+                shown = ", ".join([describe(item) for item in args] + [f"{name}={describe(item)}" for name, item in kwargs.items()])
+                self._refuse(f"{key}({shown}): the domain declares no entry {key}")
+            return value(*args, **kwargs)
+
+        return call
+
     def _refuse(self, text: str) -> None:
         record = (_current_test(), text)
         if record not in self.records:
@@ -405,7 +420,7 @@ class _GuardedObject:
             key = f"{owner}.{name}"
             if key in guard.domain:
                 return lambda *args, **kwargs: guard.call(key, value, args, kwargs, this=target)
-            return value
+            return guard.undeclared(key, value)
         if name in guard.classes:
 
             def construct(*args: Any, **kwargs: Any) -> Any:
@@ -415,7 +430,7 @@ class _GuardedObject:
             return construct
         if name in guard.domain:
             return lambda *args, **kwargs: guard.call(name, value, args, kwargs)
-        return value
+        return guard.undeclared(name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._dojo_target, name, value)

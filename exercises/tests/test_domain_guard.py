@@ -101,7 +101,7 @@ def test_a_guarded_class_refuses_an_undocumented_call_that_except_exception_cann
         counter.add(-1)
     with pytest.raises(UndocumentedCall, match=r"Counter.add\(2.5\): argument k=2.5 type float is not int"):
         try:
-            counter.add(2.5)
+            counter.add(2.5)  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - what a differential test does; the guard's refusal is not an Exception
             pytest.fail("an undocumented call was swallowed")
     assert len(guard.records) == 1
@@ -117,7 +117,7 @@ def test_a_documented_bad_input_the_reference_accepts_is_reported() -> None:
             return n
 
     guard = Guard({"f": {"args": {"n": {"type": "int", "min": 1, "otherwise": "ValueError"}}}}, Lenient)
-    with pytest.raises(UndocumentedCall, match="documented to raise ValueError .* the reference returned 0"):
+    with pytest.raises(UndocumentedCall, match=r"documented to raise ValueError .* the reference returned 0"):
         guard.call("f", Lenient.f, (0,), {})
 
 
@@ -144,18 +144,24 @@ def test_swallowed(solution):
         reference.add(1, "x")
     except BaseException:
         pass
+
+
+def test_undeclared(solution):
+    assert solution.version() == 1  # no arguments: nothing to document
+    solution.version(2)
 '''
 
 
 def test_the_appended_guard_fails_each_hidden_test_that_calls_outside_the_domain(tmp_path: Path) -> None:
     domain = {"add": {"args": {"a": {"type": "int", "bad": [{"type": "int", "max": -1, "raises": "ValueError"}]}, "b": {"type": "int"}}}}
-    (tmp_path / "reference.py").write_text("def add(a, b):\n    if a < 0:\n        raise ValueError(a)\n    return a + b\n")
+    (tmp_path / "reference.py").write_text("def add(a, b):\n    if a < 0:\n        raise ValueError(a)\n    return a + b\n\n\ndef version(n=1):\n    return n\n")
     (tmp_path / "test_hidden.py").write_text(domain_test_source(HIDDEN, domain))
     plugin = run_hidden(tmp_path, 0)
     assert plugin.outcomes["test_inside"] == plugin.outcomes["test_documented_bad_input"] == "passed", plugin.messages
-    assert plugin.outcomes["test_float"] == plugin.outcomes["test_swallowed"] == "failed", plugin.outcomes
+    assert plugin.outcomes["test_float"] == plugin.outcomes["test_swallowed"] == plugin.outcomes["test_undeclared"] == "failed", plugin.outcomes
     assert f"{MARKER}: test_float: add(1.5, 2): argument a=1.5 type float is not int" in plugin.messages["test_float"]
     assert f"{MARKER}: test_swallowed: add(1, 'x'): argument b='x' type str is not int" in plugin.messages["test_swallowed"]
+    assert f"{MARKER}: test_undeclared: version(2): the domain declares no entry version" in plugin.messages["test_undeclared"]
 
 
 def test_check_warns_about_empty_copied_and_duplicate_wrong_solutions() -> None:
