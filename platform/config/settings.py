@@ -89,6 +89,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: each request's wall, CPU and database time; over 500 ms is logged and counted (issue 55).
+    "frontend.request_budget.RequestBudget",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads a form: a body in another charset is refused (400).
     "frontend.middleware.Utf8BodiesOnly",
