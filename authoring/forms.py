@@ -11,10 +11,21 @@ from django.core.validators import MaxLengthValidator, MaxValueValidator, MinVal
 from pydantic import ValidationError
 
 from exercises.constants import MARKDOWN_MAX_CHARS, GpuNeed, TestVisibility
+from exercises.loader import parse_yaml
 from exercises.models import Module, Rung, Track
 from exercises.schema import ENTRY_PATTERN, HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EntryDomain, EquivalentMutant, Limits, Source
 
 from .models import RungDraft
+
+
+def _authors_yaml(text: str, empty: Any) -> Any:
+    """A YAML field's value (``empty`` when blank); a form error for anything PyYAML refuses or cannot read."""
+    if not text.strip():
+        return empty
+    try:
+        return parse_yaml(text)
+    except ValueError as exc:
+        raise forms.ValidationError(f"Not valid YAML: {str(exc).removeprefix('invalid YAML: ')}") from exc
 
 _CODE = forms.Textarea(attrs={"class": "code", "rows": 14, "spellcheck": "false"})
 _LIMIT_FIELDS: dict[str, tuple[str, type[forms.Field], dict[str, Any]]] = {
@@ -86,10 +97,7 @@ class ModuleForm(forms.ModelForm[Module]):
     def clean_sources_yaml(self) -> list[dict[str, Any]]:
         """The same checks as module.yaml's ``sources`` key (exercises.schema.Source)."""
         text = self.cleaned_data.get("sources_yaml", "")
-        try:
-            data = yaml.safe_load(text) if text.strip() else []
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        data = _authors_yaml(text, [])
         if not isinstance(data, list):
             raise forms.ValidationError("Expected a list of sources (lines starting with '- ').")
         sources = []
@@ -218,10 +226,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     def clean_equivalent_mutants_yaml(self) -> list[dict[str, Any]]:
         """The same checks as rung.yaml's ``equivalent_mutants`` key (exercises.schema.EquivalentMutant)."""
         text = self.cleaned_data.get("equivalent_mutants_yaml", "")
-        try:
-            data = yaml.safe_load(text) if text.strip() else []
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        data = _authors_yaml(text, [])
         if not isinstance(data, list):
             raise forms.ValidationError("Expected a list of mutants (lines starting with '- ').")
         marked = []
@@ -239,10 +244,7 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
     def clean_domain_yaml(self) -> dict[str, Any]:
         """The same checks as rung.yaml's ``domain`` key (exercises.schema.EntryDomain per entry point)."""
         text = self.cleaned_data.get("domain_yaml", "")
-        try:
-            data = yaml.safe_load(text) if text.strip() else {}
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from exc
+        data = _authors_yaml(text, {})
         if not isinstance(data, dict):
             raise forms.ValidationError("Expected a mapping: entry point (fn, Class or Class.method) -> {args: ..., requires: ...}.")
         domain: dict[str, Any] = {}

@@ -125,18 +125,36 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
     return files
 
 
+# What a file system takes: a name in a path of at most NAME_MAX bytes, and
+# the whole path, under a temporary folder, well within PATH_MAX (4,096). A
+# longer one was an OSError, a 500 (issue 55). The catalog's own longest path
+# is about 100 characters.
+MAX_NAME_BYTES = 255
+MAX_PATH_CHARS = 1024
+
+
 def _safe_relative(name: str) -> PurePosixPath:
     path = PurePosixPath(name)
     if path.is_absolute() or ".." in path.parts or not path.parts or any(part in ("", ".") for part in path.parts) or "\\" in name:
         raise ImportRefused(f"{name}: not a plain relative path")
+    shown = name if len(name) <= 200 else f"{name[:120]}...{name[-60:]}"
+    if "\x00" in name:
+        raise ImportRefused(f"{shown!r}: a path with a NUL character")
+    if len(name) > MAX_PATH_CHARS:
+        raise ImportRefused(f"{shown}: the path is longer than {MAX_PATH_CHARS} characters")
+    if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in path.parts):
+        raise ImportRefused(f"{shown}: a name in the path is longer than {MAX_NAME_BYTES} bytes")
     return path
 
 
 def write_tree(root: Path, files: Mapping[str, str]) -> None:
     for name, text in files.items():
         target = root / _safe_relative(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except (OSError, UnicodeEncodeError) as exc:
+            raise ImportRefused(f"{str(_safe_relative(name))[:200]}: cannot be written as a file ({getattr(exc, 'strerror', None) or exc})") from exc
 
 
 def _strip(root: Path, message: str) -> str:

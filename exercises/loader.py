@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from frontend.untrusted_patterns import untrusted
 
+from .bounds import problems_of
 from .constants import MARKDOWN_MAX_CHARS, MODULE_FILES, RUNG_FILES
 from .exceptions import CatalogError
 from .schema import ModuleMeta, RungMeta, TrackMeta
@@ -95,24 +96,39 @@ def _read_text(path: Path) -> str:
     return text
 
 
+def parse_yaml(text: str) -> Any:
+    """``yaml.safe_load`` of text an author wrote; ValueError saying what is wrong, for all it may raise."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"invalid YAML: {exc}") from exc
+    except RecursionError as exc:  # PyYAML composes nested collections recursively
+        raise ValueError("invalid YAML: nested too deeply") from exc
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise ValueError(f"invalid YAML: {exc}") from exc
+
+
 def _read_yaml(path: Path, model: type[M]) -> M:
     text = _read_text(path)
     try:
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: invalid YAML: {exc}") from exc
-    except RecursionError as exc:
-        raise CatalogError(f"{path}: invalid YAML: nested too deeply") from exc
+        data: Any = parse_yaml(text)
+    except ValueError as exc:
+        raise CatalogError(f"{path}: {exc}") from exc
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: expected a mapping of keys at the top level")
     try:
-        return model.model_validate(data)
+        meta = model.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             key = ".".join(str(part) for part in err["loc"]) or "(top level)"
             problems.append(f"key '{key}': {err['msg']}")
         raise CatalogError(f"{path}: " + "; ".join(problems)) from exc
+    # What the database's columns hold (exercises.bounds).
+    too_big = problems_of(model.__name__, meta.model_dump())
+    if too_big:
+        raise CatalogError(f"{path}: " + "; ".join(too_big))
+    return meta
 
 
 def _test_functions(path: Path, source: str) -> list[str]:
