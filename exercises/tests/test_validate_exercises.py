@@ -142,10 +142,11 @@ def test_an_undocumented_call_and_a_failing_alternative_fail_validation_and_a_co
     files = dict(WEAK_RUNG)
     files["rung.yaml"] = files["rung.yaml"].replace(
         '  test_zero: {description: "Zero and zero."}\n', '  test_zero: {description: "Zero and zero."}\n  test_halves: {description: "Halves."}\n'
-    ).replace('  builtin_sum.py: "Uses sum()."\n', '  builtin_sum.py: "Uses sum()."\n  special_case.py: "Special-cases 2."\n').replace(
+    ).replace('  builtin_sum.py: "Uses sum()."\n', '  special_case.py: "Special-cases 2."\n').replace(
         '  hard_coded.py: "Returns the visible example\'s answer."\n', '  hard_coded.py: "Returns the visible example\'s answer."\n  same.py: "The reference."\n'
     )
     files["test_hidden.py"] += "\n\ndef test_halves(solution):\n    assert solution.add(0.5, 0.25) == 0.75\n"
+    del files["alternatives/builtin_sum.py"]  # one passing alternative is enough here: fewer jobs
     files["alternatives/special_case.py"] = "def add(a, b):\n    return 5 if a == 2 else a + b\n"
     files["wrong/same.py"] = "def add(a, b):\n    # the reference, comments aside\n    return a + b\n"
     out = StringIO()
@@ -157,5 +158,5 @@ def test_an_undocumented_call_and_a_failing_alternative_fail_validation_and_a_co
     assert "test_halves: add(0.5, 0.25): argument a=0.5 type float is not int" in domain, domain
     alternative = next(evidence for claim, evidence in failing.items() if claim.startswith("alternatives/special_case.py passes"))
     assert "test_doubles" in alternative, alternative
-    assert (report["alternatives"], report["alternatives_passing"]) == (3, 2), report
+    assert (report["alternatives"], report["alternatives_passing"]) == (2, 1), report
     assert "wrong/same.py is the reference itself (the same code, comments and layout aside)" in report["warnings"], report
