@@ -28,6 +28,7 @@ from exercises.services import publish_rung_version
 from exercises.validation import RungSource, validate_rung
 from grader import lifecycle
 from grader.constants import Kind
+from grader.write_guard import outside_write_transaction
 from sandbox.interface import Runner
 
 from . import messages
@@ -87,6 +88,7 @@ def draft_files(draft: RungDraft) -> dict[str, str]:
     return rung_files(draft, draft.slug)
 
 
+@outside_write_transaction
 def build_draft(draft: RungDraft) -> RungFiles:
     """The draft as the catalog loader reads it; CatalogError names the problem."""
     return read_rung_files(draft_files(draft), draft.slug, draft.order)
@@ -287,14 +289,25 @@ def run_check(check_id: int, *, runner: Runner | None = None, worker: str = "") 
     return check
 
 
-@transaction.atomic
 def publish_draft(draft: RungDraft, user: Any) -> RungVersion:
-    """Make the draft the rung's new current version; refused unless the latest Check passed on this content."""
-    draft = RungDraft.objects.select_for_update().get(pk=draft.pk)
+    """Make the draft the rung's new current version; refused unless the latest Check passed on this content.
+
+    The draft's files are read and parsed before the transaction (grader.write_guard):
+    inside it, under the draft's lock, only a draft saved since is refused, and rows written.
+    """
+    draft = RungDraft.objects.get(pk=draft.pk)
     try:
         files = build_draft(draft)
     except CatalogError as exc:
         raise PublishRefused(str(describe_problem(str(exc)))) from exc
+    return _publish(draft.pk, draft.updated_at, files, user)
+
+
+@transaction.atomic
+def _publish(pk: int, read_at: Any, files: RungFiles, user: Any) -> RungVersion:
+    draft = RungDraft.objects.select_for_update().get(pk=pk)
+    if draft.updated_at != read_at:
+        raise PublishRefused("the draft was saved while it was being published: publish it again")
     check = draft.checks.first()
     if check is None:
         raise PublishRefused("run a Check first: publishing needs a passing Check")

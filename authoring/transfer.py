@@ -27,7 +27,7 @@ from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
 from exercises.models import Module, Rung, Track
 from exercises.schema import Limits
-from exercises.services import SyncReport, sync_catalog
+from exercises.services import SyncReport, store_catalog
 from sandbox.jobs import planned_tests
 
 from .exceptions import ImportRefused
@@ -330,7 +330,7 @@ def import_files(files: Mapping[str, str], user: Any) -> SyncReport:
         _check_import_allowed(catalog, user)
         with transaction.atomic():
             before = set(Module.objects.values_list("slug", flat=True))
-            report = sync_catalog(root)
+            report = store_catalog(catalog)  # read above, outside the transaction
             for track_files in catalog:
                 for module_files in track_files.modules:
                     if module_files.meta.slug not in before:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from frontend.untrusted_patterns import untrusted
+from grader.write_guard import outside_write_transaction
 
 from .bounds import problems_of
 from .constants import MARKDOWN_MAX_CHARS, MODULE_FILES, RUNG_FILES
@@ -170,6 +171,7 @@ def _read_solutions(path: Path, folder: str, key: str, described: dict[str, str]
     return found
 
 
+@outside_write_transaction
 def read_rung(path: Path) -> RungFiles:
     match = RUNG_DIR_PATTERN.match(path.name)
     if not match:
@@ -240,6 +242,7 @@ def read_track(path: Path) -> TrackFiles:
     return TrackFiles(path=path, meta=meta, modules=modules)
 
 
+@outside_write_transaction
 def read_catalog(root: Path) -> list[TrackFiles]:
     """Every track under ``root`` (a folder holding ``<track>/track.yaml``)."""
     if not root.is_dir():

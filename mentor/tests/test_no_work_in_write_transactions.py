@@ -48,8 +48,12 @@ def test_the_slow_entry_points_refuse_to_run_inside_a_write_transaction(name: st
             call(module)
 
 
-def test_the_model_calls_are_guarded_too() -> None:
-    assert is_guarded(llm.complete) and is_guarded(llm.stream)
+def test_the_model_calls_and_the_catalog_readers_are_guarded_too() -> None:
+    """Publishing and importing read and parse an author's files before their transactions (issue 55)."""
+    from authoring.services import build_draft
+    from exercises.loader import read_catalog, read_rung
+
+    assert all(is_guarded(function) for function in (llm.complete, llm.stream, build_draft, read_rung, read_catalog))
 
 
 @pytest.mark.django_db
