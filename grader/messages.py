@@ -34,6 +34,7 @@ INFRA_ERRORS: dict[str, str] = {
     errors.REPORT_INFRA: "The exercise's tests could not run; the instructors have been told.",
     errors.HARNESS_CRASHED: "The grader failed on its side while grading this; the team has been told. Please try again later.",
     errors.REPORT_CONTRADICTED: "The grader's report did not agree with the tests it ran; the team has been told. Please try again later.",
+    errors.CONTAINER_TAINTED: "The grader's sandbox was not clean when your code ran, so its result does not count.",
     ErrorCode.ATTEMPTS_EXHAUSTED: "The grader failed several times in a row. This attempt does not count; please try again later.",
     ErrorCode.RECORD_FAILED: "The grader could not store this result. This attempt does not count; please try again.",
 }

@@ -36,10 +36,16 @@ HARNESS_CRASHED: Final = "harness_crashed"
 # compromise, never a pass. Not retried: the same job would say the same.
 REPORT_CONTRADICTED: Final = "report_contradicted"
 
+# The harness found a process of another job alive in the container (its
+# check after the last job should have made that impossible): what the job
+# measured, an OOM kill above all, may be the other job's doing. Ours: the
+# container goes, and another try runs in a clean one.
+CONTAINER_TAINTED: Final = "container_tainted"
+
 RUNNER_ERRORS: Final = frozenset(
     {
         DOCKER_UNAVAILABLE, DOCKER_FAILED, IMAGE_MISSING, START_TIMEOUT, REPORT_MISSING, REPORT_INVALID, REPORT_INFRA,
-        HARNESS_CRASHED, REPORT_CONTRADICTED,
+        HARNESS_CRASHED, REPORT_CONTRADICTED, CONTAINER_TAINTED,
     }
 )  # fmt: skip
 # Worth another try on another worker (or after Docker is back).

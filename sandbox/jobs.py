@@ -97,6 +97,10 @@ class JobResult:
     # False only when the learner's code never ran with a test's input (it
     # failed to load): then its error text can carry nothing hidden.
     hidden_calls_made: bool = True
+    # An ``error`` that is the learner's module failing to load, and nothing
+    # else (the harness says so): the one error after which a container may
+    # serve another job (``sandbox.runner``).
+    load_error: bool = False
     # Set when a Submit's isolated re-run failed: "timeout", "error" or
     # "incomplete" (RERUN_FAILURES); the outcome is then the re-run's.
     rerun_failure: str = ""

@@ -14,7 +14,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from .errors import HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
+from .errors import CONTAINER_TAINTED, HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
 from .jobs import (
     MAX_BIGINT,
     MAX_STORED_OUTPUT,
@@ -177,7 +177,7 @@ def parse_report(report: dict[str, Any]) -> JobResult:
     error_code = ""
     if outcome == "infra_error":
         code = report.get("error_code")
-        error_code = HARNESS_CRASHED if code == HARNESS_CRASHED else REPORT_INFRA
+        error_code = code if code in (HARNESS_CRASHED, CONTAINER_TAINTED) else REPORT_INFRA
     return JobResult(
         outcome=outcome,
         message=clean_text(report.get("message") or "", MAX_TEST_MESSAGE),
@@ -190,6 +190,7 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         error_code=error_code,
         # Unknown means "assume it did": the safe side for what a learner sees.
         hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),
+        load_error=outcome == "error" and report.get("load_error") is True,
         rerun_failure=rerun if isinstance(rerun := report.get("rerun_failure"), str) and rerun in RERUN_FAILURES else "",
         rerun_replayed=min(replayed, len(tests)) if type(replayed := report.get("rerun_replayed")) is int and replayed > 0 else 0,
         machine=parse_machine(report.get("machine")),

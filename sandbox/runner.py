@@ -44,9 +44,11 @@ MAX_LOG_BYTES = 8 * 1024 * 1024
 # job's leftovers (``@@DOJO-READY``); silence throws the container away.
 READY_WAIT_S = 10.0
 # Outcomes after which a container may serve another job: the job ended as
-# a learner's job normally does. Anything else (a timeout, the memory or
-# output limit, a killed process, our own failure) is an anomaly, and the
-# container goes with its job.
+# a learner's job normally does, or as an ``error`` that the harness says is
+# the learner's module failing to load and nothing else (``load_error``).
+# Anything else (a timeout, the memory or output limit, a killed fork
+# server or child, our own failure) is an anomaly, and the container goes
+# with its job.
 REUSABLE_OUTCOMES = ("passed", "failed")
 
 # Events passed to ``on_event``: ("container", {"id"}) once the container
@@ -216,7 +218,7 @@ class SandboxRunner:
             result.timings["warm"] = launched.warm
             result.timings["reused"] = reused
             reusable = "run_s" in result.timings and (
-                result.outcome in REUSABLE_OUTCOMES or (result.outcome == "error" and not result.hidden_calls_made)
+                result.outcome in REUSABLE_OUTCOMES or (result.outcome == "error" and result.load_error and not result.hidden_calls_made)
             )
             return result
         except docker.errors.DockerException as exc:

@@ -14,8 +14,13 @@ over a socketpair that no other process holds:
 - ``reset``: kill every process of the learner uid and delete its files,
   then start a new fork server, as ``start`` does; with ``lean`` true, a
   fresh interpreter without torch (``lean``) instead of a fork of itself.
+  A killed process may take long to die (one that mapped gigabytes of
+  page tables frees them first): the reset waits for it up to ``wait_s``,
+  the job's own time, and only then says it failed.
 
-The harness uid cannot signal root, and neither can the learner; so the
+The harness uid cannot signal root, and neither can the learner; the fork
+that kills the learner's processes acts on their uid from a uid none of
+them has (``identity.act_on``), so they cannot signal it either: the
 learner can neither stop a reset nor fake one. Each server gets
 ``oom_score_adj`` 1000 from root, with CAP_SYS_RESOURCE, which also raises
 the floor: the learner can never lower it again, and on memory pressure the
@@ -31,12 +36,14 @@ import time
 from collections.abc import Callable
 
 from . import lean
-from .identity import become, set_oom_score_adj
+from .identity import act_on, become, set_oom_score_adj
 from .protocol import recv_message, send_message
-from .scrub import live_processes_of, scrub
+from .scrub import kill_until_gone, live_processes_of, wipe_learner_files
 
 LEARNER_OOM_SCORE_ADJ = 1000
-RESET_ROUNDS = 20
+# How long a reset waits for the learner's processes to die when the
+# harness does not say (``mutants``); a job's reset waits its time limit.
+RESET_WAIT_S = 10.0
 
 
 class Launcher:
@@ -117,22 +124,25 @@ class Launcher:
             if done:
                 self.servers.remove(pid)
 
-    def kill_learner(self) -> bool:
-        """Kill every learner process and delete its files; True when none is left."""
-        for _ in range(RESET_ROUNDS):
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    become(self.learner_uid)
-                    scrub()
-                finally:
-                    os._exit(0)
-            os.waitpid(pid, 0)
-            self._reap()
-            if not live_processes_of(self.learner_uid):
-                return True
-            time.sleep(0.01)
-        return False
+    def kill_learner(self, wait_s: float = RESET_WAIT_S) -> bool:
+        """Kill every learner process and delete its files; True when none is left.
+
+        One fork, acting on the learner uid out of its reach (``act_on``),
+        kills until none is alive or ``wait_s`` has passed, then deletes
+        the learner's files; the launcher checks again as root.
+        """
+        deadline = time.monotonic() + max(0.0, wait_s)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                act_on(self.learner_uid)
+                kill_until_gone(deadline)
+                wipe_learner_files()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        self._reap()
+        return not live_processes_of(self.learner_uid)
 
     def serve(self) -> None:
         # Warm: every fork server inherits these imports.
@@ -148,7 +158,8 @@ class Launcher:
             if op not in ("start", "reset"):
                 send_message(self.sock, {"ok": False, "error": f"unknown request {op!r}"})
                 continue
-            if op == "reset" and not self.kill_learner():
+            wait_s = request.get("wait_s")
+            if op == "reset" and not self.kill_learner(float(wait_s) if isinstance(wait_s, (int, float)) else RESET_WAIT_S):
                 send_message(self.sock, {"ok": False, "error": "learner processes survived the reset"})
                 continue
             control = self.start_server(lean_server=op == "reset" and request.get("lean") is True)
@@ -180,13 +191,15 @@ class LauncherClient:
     def start(self) -> socket.socket:
         return self._request("start")
 
-    def reset(self, lean: bool = False) -> socket.socket:
+    def reset(self, lean: bool = False, wait_s: float = RESET_WAIT_S) -> socket.socket:
         """Kill all learner processes, delete their files, start a new server.
 
         ``lean``: a fresh interpreter without torch (``lean``), for a job
-        that ``lean.lean_enough`` found needs none.
+        that ``lean.lean_enough`` found needs none. ``wait_s``: how long
+        the learner's killed processes may take to die; LauncherFailed
+        when one is still alive after it.
         """
-        return self._request("reset", lean=lean)
+        return self._request("reset", lean=lean, wait_s=wait_s)
 
 
 def fork_launcher(learner_uid: int, env: dict[str, str], stdout_fd: int, stderr_fd: int, close_in_child: Callable[[], None]) -> LauncherClient:

@@ -51,7 +51,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from . import machine
 from .identity import become, set_oom_score_adj
-from .launcher import LauncherClient, fork_launcher
+from .launcher import LauncherClient, LauncherFailed, fork_launcher
+from .scrub import live_processes
 
 if TYPE_CHECKING:
     from .rerun import RerunVerdict
@@ -200,6 +201,55 @@ def learner_uid(job_number: int) -> int:
 
 def oom_kills() -> int:
     return _cgroup_value("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control", key="oom_kill") or 0
+
+
+# The error code of a job whose container held a process of another job:
+# the job is ours to retry elsewhere (``sandbox.errors.CONTAINER_TAINTED``).
+CONTAINER_TAINTED = "container_tainted"
+
+
+class ContainerTainted(Exception):
+    """A live process of another uid than this job's and ours: nothing measured here is the learner's alone."""
+
+
+def foreign_processes(uid: int) -> list[int]:
+    """Live processes of any uid but root, the harness and this job's learner ``uid``.
+
+    None should ever exist: the master proved none alive, and no process
+    can change its uid. Checked all the same at a job's start and end,
+    because an OOM kill is charged to the job only if every process the
+    kernel could have chosen was this job's (``OomWatch``).
+    """
+    return live_processes(not_of=frozenset({0, HARNESS_UID, uid}))
+
+
+class OomWatch:
+    """Charges an OOM kill in the container during a job to that job, or to us.
+
+    The kernel says how many OOM kills the container's cgroup saw, not
+    whose. Learner processes run at ``oom_score_adj`` 1000, the harness's
+    at -900: on memory pressure the kernel kills a learner process while
+    one is alive. With no process of another uid than this job's learner
+    and ours in the container from the job's start to its end (none can
+    appear in between: no process changes its uid), the process killed was
+    this job's, or one of ours once none of its was left, under memory its
+    code took. Otherwise the kill may be another job's doing: the job is
+    ours (``ContainerTainted``) and the container goes.
+    """
+
+    def __init__(self, uid: int) -> None:
+        self.uid = uid
+        self.baseline = oom_kills()
+        self.foreign_at_start = foreign_processes(uid)
+
+    def new_kills(self) -> int:
+        return oom_kills() - self.baseline
+
+    def check_alone(self) -> None:
+        """Raise ``ContainerTainted`` when a process of another job was alive at the start or is now."""
+        foreign = self.foreign_at_start or foreign_processes(self.uid)
+        if foreign:
+            raise ContainerTainted(f"processes of another uid in the container: {foreign[:10]}")
 
 
 def memory_now() -> int | None:
@@ -430,14 +480,16 @@ def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
     memory = MemorySampler()
     try:
         _write_tests(dict(payload["tests"]), str(payload.get("reference") or ""))
-        baseline_ooms = oom_kills()
+        ooms = OomWatch(uid)
         _drop_privileges()
         os.chdir(WORK / "harness")
         # The tests' own helpers: ``import reference`` and ``grading.job_seed()``.
         sys.path.insert(0, str(TEST_DIR))
         os.environ["DOJO_SEED"] = str(int(payload.get("seed") or 0))
-        report = _grade(payload, emitter, launcher, control, flood, taps, baseline_ooms, started)
+        report = _grade(payload, emitter, launcher, control, flood, taps, ooms, started)
         report["peak_memory_bytes"] = memory.stop()
+    except ContainerTainted as exc:
+        report = {"outcome": "infra_error", "message": f"The grader's container was not clean: {exc}"[:2000], "error_code": CONTAINER_TAINTED}
     except MemoryError:
         report = {"outcome": "memory_limit", "message": "Your code's results took more memory than the grader allows."}
     except Exception as exc:  # noqa: BLE001 - whatever broke, the host gets a report
@@ -457,7 +509,7 @@ def _grade(
     control: socket.socket,
     flood: threading.Event,
     taps: tuple[OutputTap, OutputTap],
-    baseline_ooms: int,
+    ooms: OomWatch,
     started: float,
 ) -> dict[str, Any]:
     """Run the tests (twice for a Submit), and return the report's fields."""
@@ -501,6 +553,9 @@ def _grade(
     calls = channel.calls
     rerun: RerunVerdict | None = None
     replayed = 0
+    # The learner's processes outlived the re-run's reset (one that takes
+    # longer than the job's time to die): the learner's timeout, never ours.
+    stuck = False
     fatal = shared.timed_out or flood.is_set() or shared.learner_died is not None or shared.import_error is not None
     if recorder is not None and not fatal and not shared.collect_errors:
         # Re-run every test in a fresh learner process, with its own budget,
@@ -518,31 +573,43 @@ def _grade(
         # gets a server without them: each fresh process costs about 1.5 ms
         # of CPU instead of 3.5 (``lean``).
         lean = lean_enough(source, [*dict(payload["tests"]).values(), str(payload.get("reference") or "")])
-        fresh_channel = Channel(launcher.reset(lean=lean), deadline=time.monotonic() + time_s, abort=flood)
-        # Each test's tape is replayed to a fresh process (a failed run's
-        # failed tests only); the rest, and any whose replay differs, run
-        # for real.
-        fresh, real_only = replay_tests(fresh_channel, source, recorder, shared, stop, only=failed)
-        replayed = len(fresh.tests)
-        if real_only and not fresh.timed_out and not flood.is_set():
-            real = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=real_only))
-            fresh = merge_states(fresh, real)
-        check_server(fresh, fresh_channel)
-        calls += fresh_channel.calls
-        rerun = judge_rerun(shared, fresh, time_s, only=failed)
-        if failed is not None and rerun.outcome is not None:
-            # An explanation that could not finish explains nothing, and the
-            # failed grade stands as it is (never "passed its first run").
-            rerun = RerunVerdict()
+        # The reset waits for the first run's processes to die out of the
+        # re-run's own time: a process that takes longer is the learner's.
+        rerun_deadline = time.monotonic() + time_s
+        try:
+            fresh_control = launcher.reset(lean=lean, wait_s=time_s)
+        except LauncherFailed:
+            stuck = True
+        else:
+            fresh_channel = Channel(fresh_control, deadline=rerun_deadline, abort=flood)
+            # Each test's tape is replayed to a fresh process (a failed run's
+            # failed tests only); the rest, and any whose replay differs, run
+            # for real.
+            fresh, real_only = replay_tests(fresh_channel, source, recorder, shared, stop, only=failed)
+            replayed = len(fresh.tests)
+            if real_only and not fresh.timed_out and not flood.is_set():
+                real = run_tests(str(TEST_DIR), HarnessPlugin(fresh_channel, source, fresh=True, stop=stop, only=real_only))
+                fresh = merge_states(fresh, real)
+            check_server(fresh, fresh_channel)
+            calls += fresh_channel.calls
+            rerun = judge_rerun(shared, fresh, time_s, only=failed)
+            if failed is not None and rerun.outcome is not None:
+                # An explanation that could not finish explains nothing, and the
+                # failed grade stands as it is (never "passed its first run").
+                rerun = RerunVerdict()
     run_s = time.monotonic() - run_started
     # Everything the learner printed before its last answer is in the pipes.
     for tap in taps:
         tap.settle()
 
-    new_ooms = oom_kills() - baseline_ooms
+    ooms.check_alone()
+    new_ooms = ooms.new_kills()
     tests = sorted(shared.tests.values(), key=lambda record: record.order)
     message = ""
-    if shared.timed_out and shared.load_timed_out:
+    if stuck:
+        outcome, message = "timeout", f"Processes your code started did not end within the {time_s:g} s time limit after they were killed."
+        rerun = RerunVerdict(outcome, message, failure="timeout")
+    elif shared.timed_out and shared.load_timed_out:
         outcome, message = "timeout", (
             f"Your code did not finish loading within the {time_s:g} s time limit: something at the top level of your file "
             "(outside any function) runs too long or forever, so no test could run."
@@ -578,4 +645,9 @@ def _grade(
         "hidden_calls": calls,
         "rerun_failure": rerun.failure if rerun is not None and outcome == rerun.outcome else "",
         "rerun_replayed": replayed,
+        # An error the container may serve another job after: the learner's
+        # module failed to load, said so, and nothing else went wrong (its
+        # fork server alive, no process of its lost). Any other error is
+        # an anomaly (``sandbox.runner``).
+        "load_error": outcome == "error" and shared.import_error is not None and shared.learner_died is None and rerun is None,
     }

@@ -137,7 +137,11 @@ class HarnessPlugin:
                 # surfaces only as the session ends.
                 if self.state.learner_died is None:
                     self.state.learner_died = exc
-            except (JobTimeout, LearnerDied, OutputFlood, OSError):
+            except JobTimeout:
+                # The server never said the last session ended (stopped, or
+                # too slow): the job's time ran out on the learner's side.
+                self.state.timed_out = True
+            except (LearnerDied, OutputFlood, OSError):
                 pass
 
     @pytest.hookimpl(wrapper=True)

@@ -2,14 +2,18 @@
 
 Run by the job master (root, but without CAP_KILL, CAP_DAC_OVERRIDE or
 CAP_FOWNER: it can signal and delete only what its own uid owns). So each
-uid of the finished job cleans up after itself, in a fork that drops to it:
+uid of the finished job is cleaned up in a fork that acts as it
+(``identity.act_on``: the uid as its effective uid, a uid no process runs
+as for its real and saved ones, so no process of the job can signal it):
 
 1. ``kill(-1, SIGKILL)`` as root (the job's root processes: its job process
    and launcher), then as the harness uid and as the job's learner uid.
    ``kill(-1)`` reaches every process the caller may signal but itself and
    PID 1, atomically against fork; no process can change its uid (no
    capability, ``no-new-privileges``, no setuid binary), so every process
-   of the job is reached. Repeated until ``/proc`` shows none alive.
+   of the job is reached. Repeated until ``/proc`` shows none alive: no
+   thread of any process (a process whose main thread ended alone shows
+   as a zombie while its other threads run).
 2. Each uid deletes its own files in the writable places (``/tmp``,
    ``/dev/shm``, ``/work``), restoring permissions it had taken from
    itself; root then removes the job's now empty folders under ``/work``.
@@ -20,7 +24,9 @@ uid of the finished job cleans up after itself, in a fork that drops to it:
    the first round does each uid delete its files once more, after all are
    dead. One fork per uid instead of two: each fork of the master (a
    torch-sized process) costs milliseconds of page-table copying.
-3. Checks, as root: no process but PID 1 and the master; ``/tmp``,
+3. Checks, as root: no process but PID 1 and the master, and the
+   container's pids cgroup counting exactly their tasks (nothing ``/proc``
+   does not show, no thread anywhere); ``/tmp``,
    ``/dev/shm`` and ``/work`` empty; no SysV IPC object
    (``/proc/sysvipc``: refused by the seccomp profile anyway); no named or
    abstract Unix socket (``/proc/net/unix``; a socket dies with the last
@@ -43,8 +49,8 @@ import os
 import time
 from pathlib import Path
 
-from .identity import become
-from .scrub import kill_others_of_this_uid, live_processes_of, remove_entry
+from .identity import act_on
+from .scrub import kill_others_of_this_uid, kill_until_gone, live_processes, remove_entry
 
 WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/work"))
 MQUEUE = Path("/dev/mqueue")
@@ -59,20 +65,45 @@ KILL_ROUNDS = 50
 DEATH_WAIT_S = 1.0
 
 
+# The container's pids cgroup (v1, then v2): every task in it, ours included.
+PIDS_CURRENT = (Path("/sys/fs/cgroup/pids/pids.current"), Path("/sys/fs/cgroup/pids.current"))
+# How long the pids count may lag behind /proc: PID 1 reaps the killed.
+PIDS_SETTLE_S = 1.0
+
+
 def _live_processes() -> list[int]:
-    """Pids of live (not zombie) processes other than PID 1 and this one."""
-    found = []
-    me = os.getpid()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in (1, me):
-            continue
+    """Pids of live processes (any thread not a zombie) other than PID 1 and this one."""
+    return live_processes(exclude=(1, os.getpid()))
+
+
+def pids_in_cgroup() -> int | None:
+    """The container's pids cgroup count of tasks; None where it cannot be read (gVisor)."""
+    for path in PIDS_CURRENT:
         try:
-            state = next((line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), "")
-        except OSError:
+            return int(path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
             continue
-        if state and not state.split()[1].startswith("Z"):
-            found.append(int(entry.name))
-    return found
+    return None
+
+
+def _hidden_tasks() -> int:
+    """Tasks the pids cgroup counts beyond PID 1's and this process's own (0: none).
+
+    Killed processes count until PID 1 has reaped them: waited for, up to
+    ``PIDS_SETTLE_S``. A task /proc does not show as alive (a thread
+    whose leader is a zombie, anything else) is counted here all the same.
+    """
+    deadline = time.monotonic() + PIDS_SETTLE_S
+    while True:
+        _reap()
+        counted = pids_in_cgroup()
+        if counted is None:
+            return 0
+        ours = len(os.listdir("/proc/1/task")) + len(os.listdir("/proc/self/task"))
+        extra = counted - ours
+        if extra <= 0 or time.monotonic() > deadline:
+            return max(extra, 0)
+        time.sleep(0.005)
 
 
 def _reap() -> None:
@@ -86,11 +117,11 @@ def _reap() -> None:
 
 
 def _as(uid: int, work: object) -> None:
-    """Run ``work()`` in a fork that has dropped to ``uid``; wait for it."""
+    """Run ``work()`` in a fork that acts on ``uid`` out of its reach (``act_on``); wait for it."""
     pid = os.fork()
     if pid == 0:
         try:
-            become(uid)
+            act_on(uid)
             work()  # type: ignore[operator]
         finally:
             os._exit(0)
@@ -106,7 +137,7 @@ def _wipe_own_files() -> None:
             continue
         for entry in entries:
             try:
-                mine = entry.lstat().st_uid == os.getuid()
+                mine = entry.lstat().st_uid == os.geteuid()
             except OSError:
                 continue
             if mine:
@@ -119,21 +150,15 @@ def _wipe_own_files() -> None:
                     continue
                 for item in inner:
                     try:
-                        if item.lstat().st_uid == os.getuid():
+                        if item.lstat().st_uid == os.geteuid():
                             remove_entry(item)
                     except OSError:
                         continue
 
 
 def _kill_wait_and_wipe() -> None:
-    """As one uid: kill its other processes, wait until none is alive, delete its files."""
-    me = os.getpid()
-    deadline = time.monotonic() + DEATH_WAIT_S
-    while True:
-        kill_others_of_this_uid()
-        if not [pid for pid in live_processes_of(os.getuid()) if pid != me] or time.monotonic() > deadline:
-            break
-        time.sleep(0.001)
+    """As one uid: kill its processes, wait until none is alive, delete its files."""
+    kill_until_gone(time.monotonic() + DEATH_WAIT_S)
     _wipe_own_files()
 
 
@@ -142,6 +167,9 @@ def _leftovers() -> list[str]:
     alive = _live_processes()
     if alive:
         problems.append(f"processes left: {alive[:10]}")
+    hidden = _hidden_tasks()
+    if hidden:
+        problems.append(f"the pids cgroup counts {hidden} task(s) beyond PID 1's and the master's")
     for folder in (*WRITABLE, MQUEUE):
         try:
             names = sorted(entry.name for entry in folder.iterdir())

@@ -1,7 +1,8 @@
 """Remove what learner code left behind: its processes and its files.
 
-Runs as the learner uid (the fork server between two sessions, or the
-launcher's killer before a new fork server). ``kill(-1, SIGKILL)`` reaches
+Runs as the learner uid (the fork server between two sessions), or with
+the learner uid as its effective uid only (the launcher's killer before a
+new fork server, ``identity.act_on``: out of the learner's reach). ``kill(-1, SIGKILL)`` reaches
 every process of the caller's uid but the caller itself, and it is atomic
 against fork (the kernel holds the task list while it signals), so a fork
 bomb cannot outrun it. The learner can write only to the folders below:
@@ -18,26 +19,84 @@ import os
 import shutil
 import signal
 import stat
+import time
 from pathlib import Path
 
 LEARNER_WRITABLE = (Path("/tmp"), Path("/dev/shm"), Path("/dev/mqueue"), Path("/work/learner"))
 
 
-def live_processes_of(uid: int) -> list[int]:
-    """Pids of live (not zombie) processes of ``uid`` in this container, the caller's included."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+def _status_fields(path: Path) -> dict[str, str]:
+    text = path.read_text()
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def _is_zombie(fields: dict[str, str]) -> bool:
+    return fields.get("State", "").strip().startswith(("Z", "X"))
+
+
+def _any_task_alive(entry: Path) -> bool:
+    """Whether any thread of the process is not a zombie.
+
+    A process whose main thread ended alone (a raw ``SYS_exit``, not
+    ``exit_group``) shows ``Z`` in its own status while its other threads
+    run on: it is alive.
+    """
+    try:
+        tasks = list((entry / "task").iterdir())
+    except OSError:
+        return False
+    for task in tasks:
         try:
-            status = (entry / "status").read_text()
+            if not _is_zombie(_status_fields(task / "status")):
+                return True
         except OSError:
             continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uids = fields.get("Uid", "").split()
-        if uids and int(uids[0]) == uid and not fields.get("State", "").strip().startswith("Z"):
+    return False
+
+
+def live_processes(uid: int | None = None, exclude: tuple[int, ...] = (), *, not_of: frozenset[int] = frozenset()) -> list[int]:
+    """Pids of live processes of real uid ``uid`` (None: any uid but those in ``not_of``), but ``exclude``.
+
+    Live: any of its threads is not a zombie. ``/proc`` lists thread-group
+    leaders only, so a zombie leader's threads are looked up one by one.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in exclude:
+            continue
+        try:
+            fields = _status_fields(entry / "status")
+            owner = int(fields.get("Uid", "").split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if (owner != uid) if uid is not None else (owner in not_of):
+            continue
+        if not _is_zombie(fields) or _any_task_alive(entry):
             found.append(int(entry.name))
     return found
+
+
+def live_processes_of(uid: int) -> list[int]:
+    """Pids of live processes of ``uid`` in this container, the caller's included."""
+    return live_processes(uid)
+
+
+def kill_until_gone(deadline: float) -> bool:
+    """``kill(-1)`` until no process of this effective uid but this one is alive, or ``deadline``.
+
+    True when none is. A killed process may take long to die (one that
+    mapped gigabytes of page tables frees them first): it is waited for,
+    and killed again, within the deadline. Called in a fork that has
+    ``identity.act_on`` the uid, so none of its processes can signal it.
+    """
+    me = os.getpid()
+    while True:
+        kill_others_of_this_uid()
+        if not [pid for pid in live_processes_of(os.geteuid()) if pid != me]:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
 
 
 def kill_others_of_this_uid() -> None:
