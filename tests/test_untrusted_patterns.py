@@ -82,8 +82,26 @@ def _resolve(node: ast.expr, module: ModuleType) -> object:
     return None
 
 
+# Django's form validators search a field's value with Python's re too.
+_DJANGO_REGEX_CALLS = {"RegexField", "RegexValidator"}
+
+
+def _pattern_argument(call: ast.Call, at_module_level: set[int]) -> ast.expr | None:
+    """The pattern a call compiles or matches with: ``re.search(P, ...)``, ``RegexField(regex=P)``; None for other calls."""
+    function = call.func
+    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) and function.value.id == "re":
+        if function.attr == "escape" or (function.attr == "compile" and id(call) in at_module_level):
+            return None
+        return call.args[0] if call.args else call
+    name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else ""
+    if name in _DJANGO_REGEX_CALLS:
+        return next((keyword.value for keyword in call.keywords if keyword.arg == "regex"), call.args[0] if call.args else call)
+    return None
+
+
 def _inline_patterns() -> tuple[list[UntrustedPattern], list[str]]:
-    """Patterns written in calls (``re.search(r"...", text)``, ``re.fullmatch(NAME, key)``), and where one could not be read."""
+    """Patterns written in calls (``re.search(r"...", text)``, ``re.fullmatch(NAME, key)``, a form's
+    ``RegexField(regex=...)``), and where one could not be read."""
     found: list[UntrustedPattern] = []
     unresolved: list[str] = []
     for module in _MODULES:
@@ -93,14 +111,13 @@ def _inline_patterns() -> tuple[list[UntrustedPattern], list[str]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         at_module_level = {id(node) for statement in tree.body if isinstance(statement, (ast.Assign, ast.AnnAssign)) for node in ast.walk(statement)}
         for node in ast.walk(tree):
-            if not (
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "re" and node.func.attr != "escape"
-                and not (node.func.attr == "compile" and id(node) in at_module_level)
-            ):
+            if not isinstance(node, ast.Call):
+                continue
+            argument = _pattern_argument(node, at_module_level)
+            if argument is None:
                 continue
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
-            source = _resolve(node.args[0], module) if node.args else None
+            source = _resolve(argument, module)
             flags = next((_resolve(keyword.value, module) for keyword in node.keywords if keyword.arg == "flags"), 0)
             if isinstance(source, re.Pattern):
                 source, flags = source.pattern, source.flags
