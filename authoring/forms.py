@@ -308,10 +308,17 @@ class WrongSolutionForm(forms.Form):
         return self.cleaned_data
 
 
-HiddenTestFormSet = forms.formset_factory(HiddenTestForm, extra=1)
-WrongSolutionFormSet = forms.formset_factory(WrongSolutionForm, extra=1)
+# Rows a form may bring: a posted TOTAL_FORMS of thousands made the page build
+# and render as many forms (Django's own bound is 2,000), 2-4 s a request
+# (issue 55, the endpoint fuzz). The shipped rungs have at most 33 hidden
+# tests, 24 wrong solutions and 2 alternatives.
+HIDDEN_TESTS_MAX = 100
+WRONG_SOLUTIONS_MAX = 60
+ALTERNATIVES_MAX = 20
+HiddenTestFormSet = forms.formset_factory(HiddenTestForm, extra=1, max_num=HIDDEN_TESTS_MAX, absolute_max=HIDDEN_TESTS_MAX, validate_max=True)
+WrongSolutionFormSet = forms.formset_factory(WrongSolutionForm, extra=1, max_num=WRONG_SOLUTIONS_MAX, absolute_max=WRONG_SOLUTIONS_MAX, validate_max=True)
 # Alternatives (independent correct solutions) have the same three fields as wrong solutions.
-AlternativeFormSet = forms.formset_factory(WrongSolutionForm, extra=1)
+AlternativeFormSet = forms.formset_factory(WrongSolutionForm, extra=1, max_num=ALTERNATIVES_MAX, absolute_max=ALTERNATIVES_MAX, validate_max=True)
 
 
 def hidden_initial(draft: RungDraft) -> list[dict[str, Any]]:

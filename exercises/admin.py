@@ -6,6 +6,14 @@ from django.http import HttpRequest
 from .models import Module, Rung, RungVersion, Track
 
 
+class MadeByThePlatform:
+    """Rows the platform writes (questions asked, score posts, LMS users): read here, never added by hand.
+    Their add form has none of the required fields, so a POST to it was an IntegrityError (issue 55, the endpoint fuzz)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 @admin.register(Track)
 class TrackAdmin(admin.ModelAdmin[Track]):
     list_display = ("title", "slug", "order")

@@ -12,6 +12,8 @@ from django.urls import reverse
 from lti_tool.admin import LtiRegistrationAdmin
 from lti_tool.models import LtiDeployment, LtiRegistration, LtiUser
 
+from exercises.admin import MadeByThePlatform
+
 from . import passback, tool
 from .models import Placement, ScorePost
 
@@ -66,7 +68,7 @@ class RegistrationAdmin(LtiRegistrationAdmin):  # type: ignore[misc]
 
 
 @admin.register(LtiUser)
-class LtiUserAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class LtiUserAdmin(MadeByThePlatform, admin.ModelAdmin):  # type: ignore[type-arg]
     """People of the registered LMSes; ``auth user`` is the account they are signed in as (set it to link an existing one)."""
 
     list_display = ["sub", "name", "email", "registration", "auth_user"]
@@ -84,7 +86,7 @@ class PlacementAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(ScorePost)
-class ScorePostAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ScorePostAdmin(MadeByThePlatform, admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ["enqueued_at", "lti_user", "placement", "score_given", "status", "outcome", "attempts"]
     list_filter = ["status", "outcome"]
     list_select_related = ["lti_user", "placement__resource_link"]
