@@ -95,26 +95,18 @@ HUNTER = textwrap.dedent(
         fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_RDONLY)
         me = os.getuid()
         checked = time.monotonic()
-        seen, target, until = floor, 0, 0.0
+        kill = _libc.kill
         while True:
+            # The newest pid, and the next one before it exists: the harness's
+            # fork is root until it drops to the learner's uid, and killable
+            # from then until its own kill(-1). No exception, no read, in
+            # the tight loop: a few hundred nanoseconds a try.
             last = int(os.pread(fd, 16, 0))
-            if last > seen:
-                # A new process: the harness's fork, root until it drops to
-                # the learner's uid. Kill it without pause (20 ms at most),
-                # or the next one as soon as it appears.
-                seen = last
-                if last not in mine:
-                    target, until = last, time.monotonic() + 0.02
-            if target:
-                try:
-                    os.kill(target, 9)
-                    target = 0
-                except PermissionError:
-                    if time.monotonic() > until:
-                        target = 0
-                except OSError:
-                    target = 0
-            elif sleeping:
+            newest = last if last > floor and last not in mine else last + 1
+            for _ in range(4 if sleeping else 256):
+                kill(newest, 9)
+                kill(last + 1, 9)
+            if sleeping:
                 time.sleep(0.00002)
             if mode == "oom" and time.monotonic() - checked > 0.002:
                 checked = time.monotonic()
