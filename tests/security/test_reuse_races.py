@@ -26,13 +26,15 @@ bounded number of tries (``TRIES``); any try the attack wins fails the test.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import textwrap
 from collections.abc import Iterator
 
 import pytest
 
 from sandbox.jobs import Limits
-from sandbox.runner import SandboxRunner
+from sandbox.runner import LABEL, SandboxRunner
 
 from .support import ATTACK_LIMITS, REFERENCE, processes_in_container, run_in_pool, sandbox_containers
 from .test_escape import probe_result, with_probe
@@ -260,3 +262,55 @@ def test_attack_4_a_process_slow_to_die_is_waited_for_not_blamed_on_us(reusing: 
     for _ in range(TRIES):
         graded, _ = run_in_pool(reusing, SLOW_TO_DIE, mode="submit", time_s=12)
         assert graded.outcome == "passed", f"{graded.outcome} {graded.error_code} {graded.message[:300]}"
+
+
+# The killer's identity, on this kernel, in the image: a learner process
+# (uid 1002) tries to signal a fork that ``act_on`` its uid, which then
+# kills it with kill(-1).
+KILLER_CHECK = textwrap.dedent(
+    """
+    import json, os, sys, time
+    sys.path.insert(0, "/opt/harness")
+    from dojo_harness.identity import act_on, become
+
+    to_learner, from_killer = os.pipe()
+    said_r, said_w = os.pipe()
+    learner = os.fork()
+    if learner == 0:
+        become(1002)
+        killer = int(os.read(to_learner, 16))
+        try:
+            os.kill(killer, 0)
+            said = "signalled"
+        except PermissionError:
+            said = "EPERM"
+        os.write(said_w, said.encode())
+        time.sleep(30)
+        os._exit(0)
+    go_r, go_w = os.pipe()
+    killer = os.fork()
+    if killer == 0:
+        act_on(1002)
+        os.read(go_r, 1)
+        os.kill(-1, 9)
+        os._exit(0)
+    os.write(from_killer, str(killer).encode())
+    said = os.read(said_r, 16).decode()
+    os.write(go_w, b"k")
+    os.waitpid(killer, 0)
+    _, status = os.waitpid(learner, 0)
+    print(json.dumps({"learner_to_killer": said, "learner_killed_by": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}))
+    """
+)
+
+
+def test_a_learner_cannot_signal_the_fork_that_kills_it(sandbox_image: str) -> None:
+    out = subprocess.run(
+        [
+            "docker", "run", "--rm", "--label", f"{LABEL}=killer-check", "--network", "none", "--user", "0:0",
+            "--cap-drop", "ALL", "--cap-add", "SETUID", "--cap-add", "SETGID", "--security-opt", "no-new-privileges",
+            "--entrypoint", "/opt/venv/bin/python", sandbox_image, "-I", "-c", KILLER_CHECK,
+        ],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert json.loads(out.strip().splitlines()[-1]) == {"learner_to_killer": "EPERM", "learner_killed_by": 9}
