@@ -10,7 +10,7 @@ moves both alike. Then one slot alone grades the bench's Submits (the KV and
 GQA rungs, taking turns) a few times on each side: the learner's wait at
 low load. No web, queue or database: only the sandbox.
 
-Used by ``bench.pinning`` and ``bench.hugepages``.
+Used by ``bench.bench`` (the sandbox alone) and ``bench.experiments.pinning`` and ``.hugepages``.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def cpuset_for(first_core: int | None, host_cores: int, cpus: float) -> str:
     Pinning keeps the harness and the learner's process, which answer each
     other a thousand times in a Submit, on one core: each answer then wakes
     its reader on the core it already runs on instead of across cores
-    (``bench/pinning.py`` measures the difference).
+    (``bench/experiments/pinning.py`` measures the difference).
     """
     wanted = max(1, math.ceil(cpus))
     if first_core is None or host_cores <= 0 or wanted >= host_cores:
@@ -72,7 +72,7 @@ def container_options(
     or ``always``). Importing torch leaves about 85 MiB of heap, and a
     Submit forks a torch-sized process per hidden test: in huge pages a
     fork copies one entry per 2 MiB instead of one per 4 KiB, and its exit
-    frees as few (``bench/hugepages.py``). Nothing is shared that was not
+    frees as few (``bench/experiments/hugepages.py``). Nothing is shared that was not
     shared already: a child's first write to a huge page splits it and
     copies only the 4 KiB it wrote, as before.
     """

@@ -1,10 +1,10 @@
-"""bench.failing_submits_ab's summary: a grade that differs between the two sides is named, never averaged away."""
+"""bench.experiments.failing_submits_ab's summary: a grade that differs between the two sides is named, never averaged away."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.failing_submits_ab import failing_jobs, grade_of, summarize
+from bench.experiments.failing_submits_ab import failing_jobs, grade_of, summarize
 
 
 def _entry(cpu_s: float, outcome: str = "failed", leaks: list[str] | None = None, replayed: int = 0) -> dict[str, Any]:

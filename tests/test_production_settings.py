@@ -63,7 +63,7 @@ def test_a_negative_database_conn_max_age_stops_start_up_with_its_name():
 def test_by_default_sqlite_keeps_its_connection_and_http_is_served():
     # `make run`, the test suite and the load test serve plain HTTP on 127.0.0.1.
     loaded = _settings()
-    # A thread's SQLite connection serves its next request too (bench/web_cost.py).
+    # A thread's SQLite connection serves its next request too (bench/experiments/web_cost.py).
     assert (loaded["conn_max_age"], loaded["health_checks"]) == (60, False)
     assert not (loaded["ssl_redirect"] or loaded["session_secure"] or loaded["csrf_secure"] or loaded["hsts"] or loaded["proxy_header"])
 

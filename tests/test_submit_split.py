@@ -1,10 +1,10 @@
-"""bench.submit_split's arithmetic: phases from event times, and the summary's ratios."""
+"""bench.experiments.submit_split's arithmetic: phases from event times, and the summary's ratios."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.submit_split import phases_of, summarize
+from bench.experiments.submit_split import phases_of, summarize
 
 
 def test_a_submit_has_a_rerun_phase_and_a_run_does_not() -> None:

@@ -193,7 +193,7 @@ else:
 # schema, parsed again by each new connection's first query: a state poll
 # took 5.26 ms of web CPU with persistent connections against 7.00 ms
 # without (0.75x; the module page 0.90x, /healthz, no database, 1.05x;
-# bench/web_cost.py, both stacks side by side). 0 opens and closes one per
+# bench/experiments/web_cost.py, both stacks side by side). 0 opens and closes one per
 # request.
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", int(DATABASES["default"].get("CONN_MAX_AGE", 60)), minimum=0)
 
@@ -363,12 +363,12 @@ SANDBOX_REUSE_JOBS: int = env_int("SANDBOX_REUSE_JOBS", 100, minimum=1, maximum=
 # Pin each Celery worker slot's sandbox containers to one host core (slot i
 # on core i): the harness and the learner's process answer each other about
 # a thousand times in a Submit, and on one core each answer costs about half
-# what it costs across cores (bench/pinning.py). Off: the kernel places them.
+# what it costs across cores (bench/experiments/pinning.py). Off: the kernel places them.
 SANDBOX_PIN_CPUS: bool = env_bool("SANDBOX_PIN_CPUS", True)
 # Let the harness's processes keep their malloc heap in transparent huge
 # pages (the host's THP mode madvise or always): a Submit forks a torch-sized
 # process per hidden test, and each fork and exit then handles one page-table
-# entry per 2 MiB of heap instead of 512 (bench/hugepages.py). Off: 4 KiB pages.
+# entry per 2 MiB of heap instead of 512 (bench/experiments/hugepages.py). Off: 4 KiB pages.
 SANDBOX_HUGE_PAGES: bool = env_bool("SANDBOX_HUGE_PAGES", True)
 # The Docker runtime of sandbox containers: "" for Docker's default (runc),
 # or "runsc" for gVisor (docs/security.md says when to choose it).

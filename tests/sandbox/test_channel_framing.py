@@ -7,7 +7,7 @@ small message (almost every call's) costs one ``recv``, not one for its
 length and one for its body: three system calls a call on the harness's
 side where there were nine. Under gVisor each is a trip through its
 user-space kernel: a call into the learner's code went from about 250 to
-140 us there, and from about 40 to 33 us under runc (bench/round_trips.py).
+140 us there, and from about 40 to 33 us under runc (bench/experiments/round_trips.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A Submit forks a torch-sized process for every hidden test; with the malloc
 heap in 2 MiB pages each fork copies and each exit frees 512 times fewer
-page-table entries for it (``bench/hugepages.py`` measures the difference).
+page-table entries for it (``bench/experiments/hugepages.py`` measures the difference).
 Checked from the configuration and from inside, where the learner's process
 (a fork of the harness's) reads its own memory map.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.hugepages import thp_mode
+from bench.experiments.hugepages import thp_mode
 from exercises import runners
 from sandbox.container import HUGE_PAGES_TUNABLE, container_options
 from sandbox.jobs import Job, Limits

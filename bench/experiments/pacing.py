@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.pacing
+    .venv/bin/python -m bench.experiments.pacing
 
 Starts the bench's stack once (gunicorn, Redis, a Celery worker, SQLite),
 then sends `make bench`'s burst (100 jobs from 20 learners, Run and Submit
@@ -11,7 +11,7 @@ state says, ``bench.polling``) or as they did before (every 0.7 s, whatever
 the queue), taking turns (``BENCH_PACING_ROUNDS`` rounds of each, 2 by
 default). Printed per side: jobs per minute, state polls per job, p95 queue
 wait and the web's share of the busy CPU, with paced / fixed ratios;
-written to bench/pacing-results.json.
+written to bench/experiments/pacing-results.json.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS_PATH = REPO_ROOT / "bench" / "pacing-results.json"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS_PATH = REPO_ROOT / "bench" / "experiments" / "pacing-results.json"
 # The page before the state said when: every 0.7 s while a job was not done.
 FIXED_POLL_S = 0.7
 

@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.submit_split
+    .venv/bin/python -m bench.experiments.submit_split
 
 Issue 15 asks for a burst within 0.4 of the warm in-process floor. This says
 what stands between them, job by job, with no web, queue or database: one
@@ -23,7 +23,7 @@ back to back, and records for each job:
 Then, in a spawned process with one thread, as ``make bench``'s floor does,
 the same jobs in warm in-process pytest: CPU seconds per job.
 
-Printed and written to bench/submit-split-results.json: per rung and kind
+Printed and written to bench/experiments/submit-split-results.json: per rung and kind
 the medians, the sandbox over the floor, and for a Submit the re-run's
 share of it and its seconds per fresh process; and over all rungs the
 kernel's share of the container CPU, and the container CPU of the burst's
@@ -42,8 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS_PATH = REPO_ROOT / "bench" / "submit-split-results.json"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS_PATH = REPO_ROOT / "bench" / "experiments" / "submit-split-results.json"
 KINDS = ("run", "submit")
 
 

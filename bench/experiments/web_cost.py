@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.web_cost
+    .venv/bin/python -m bench.experiments.web_cost
 
 Two copies of the bench's stack (``bench.stack``: gunicorn 2 x 16 threads,
 a Celery worker, Redis, each on its own fresh SQLite database, or
@@ -23,7 +23,7 @@ each side is asked ``WEB_COST_POLLS`` (1,200) times for:
 
 It prints, per side, the web server's CPU milliseconds per request
 (gunicorn's master and workers, from /proc) and the wall time per request,
-with persistent / per_request ratios; written to bench/web-cost-results.json.
+with persistent / per_request ratios; written to bench/experiments/web-cost-results.json.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 
 from bench.cpu_split import stat_cpu_s
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -153,7 +153,7 @@ def main() -> int:
         found.update(side.figures())
     for key in ("state_cpu_ms", "state_wall_ms", "module_page_cpu_ms", "healthz_cpu_ms"):
         found[f"persistent_vs_per_request_{key}"] = round(found[f"persistent_{key}"] / found[f"per_request_{key}"], 2)
-    report(found, REPO_ROOT / "bench" / "web-cost-results.json")
+    report(found, REPO_ROOT / "bench" / "experiments" / "web-cost-results.json")
     return 0
 
 

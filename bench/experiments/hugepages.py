@@ -2,14 +2,14 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.hugepages
+    .venv/bin/python -m bench.experiments.hugepages
 
 ``bench.ab`` grades the burst's jobs on two pinned worker slots, once with
 the containers' glibc asking for huge pages and once without, taking turns
 (``BENCH_HUGE_ROUNDS`` rounds of each, 3 by default), then the bench's
 Submits on one slot each way. Printed: jobs per minute, container CPU
 seconds per job and Submit p50 on each side, with huge / small ratios;
-written to bench/hugepages-results.json, with the host's THP mode (in
+written to bench/experiments/hugepages-results.json, with the host's THP mode (in
 ``never`` the two sides are the same).
 
 Why it matters: a Submit re-runs every hidden test in a fresh fork of a
@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 THP_MODE = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 
 
@@ -45,7 +45,7 @@ def main() -> int:
     sides = {"huge": lambda slot: {"first_core": slot, "huge_pages": True}, "small": lambda slot: {"first_core": slot, "huge_pages": False}}
     found = {"host_thp_mode": thp_mode()}
     found.update(compare(ensure_image(), sides, rounds=int(os.environ.get("BENCH_HUGE_ROUNDS", "3")), label="hugepages"))
-    report(found, REPO_ROOT / "bench" / "hugepages-results.json")
+    report(found, REPO_ROOT / "bench" / "experiments" / "hugepages-results.json")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.live_rows
+    .venv/bin/python -m bench.experiments.live_rows
 
 The worker's side of a Submit, without the sandbox: ``grade_submission``
 on a fresh SQLite database (PostgreSQL with BENCH_LIVE_DATABASE_URL), with
@@ -14,7 +14,7 @@ batching (``0.25`` s). A subscriber counts the "changed" hints, each of
 which makes a page that follows the job over server-sent events fetch its
 state again. Printed, per Submit: the worker's CPU, its database queries,
 the hints, with batched / per-test ratios; written to
-bench/live-rows-results.json.
+bench/experiments/live-rows-results.json.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TESTS_PER_SUBMIT = 20
 TEST_GAP_S = 0.005
 SUBMITS = 30
@@ -157,7 +157,7 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
     for key, value in found.items():
         print(f"  {key.ljust(40)} {value}")
-    path = REPO_ROOT / "bench" / "live-rows-results.json"
+    path = REPO_ROOT / "bench" / "experiments" / "live-rows-results.json"
     path.write_text(json.dumps(found, indent=2) + "\n")
     print(f"  written to bench/{path.name}")
     return 0

@@ -2,14 +2,14 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.pinning
+    .venv/bin/python -m bench.experiments.pinning
 
 ``bench.ab`` grades the burst's jobs on two worker slots, once with slot i
 pinned to core i and once with the kernel placing every process, taking
 turns (``BENCH_PIN_ROUNDS`` rounds of each, 3 by default), then the bench's
 Submits on one slot each way. Printed: jobs per minute, container CPU
 seconds per job and Submit p50 on each side, with pinned / unpinned ratios;
-written to bench/pinning-results.json. Both sides keep the other settings
+written to bench/experiments/pinning-results.json. Both sides keep the other settings
 at their defaults.
 """
 
@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> int:
@@ -29,7 +29,7 @@ def main() -> int:
 
     sides = {"pinned": lambda slot: {"first_core": slot}, "unpinned": lambda slot: {"first_core": None}}
     found = compare(ensure_image(), sides, rounds=int(os.environ.get("BENCH_PIN_ROUNDS", "3")), label="pinning")
-    report(found, REPO_ROOT / "bench" / "pinning-results.json")
+    report(found, REPO_ROOT / "bench" / "experiments" / "pinning-results.json")
     return 0
 
 

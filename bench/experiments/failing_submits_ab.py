@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.failing_submits_ab REV      # e.g. HEAD~1, or a commit
+    .venv/bin/python -m bench.experiments.failing_submits_ab REV      # e.g. HEAD~1, or a commit
 
 Most Submits a class sends fail, and ``bench.harness_ab`` grades only the
 references. This grades every shipped rung's starter and known-wrong
@@ -14,7 +14,7 @@ that goes first alternates), so a machine whose speed drifts moves both
 alike. Jobs get the default limits, so that a warm pooled container serves
 every one of them on both sides.
 
-Printed and written to bench/failing-submits-ab-results.json: container CPU
+Printed and written to bench/experiments/failing-submits-ab-results.json: container CPU
 and wall seconds per Submit on each side with this / earlier ratios (of the
 totals, and the median of the per-job ratios), per rung; and the verdict
 that matters first: every job got the same grade on both sides (outcome,
@@ -31,7 +31,7 @@ from typing import Any
 
 from bench.harness_ab import REPO_ROOT, images_for, side_runners, write_results
 
-RESULTS_PATH = REPO_ROOT / "bench" / "failing-submits-ab-results.json"
+RESULTS_PATH = REPO_ROOT / "bench" / "experiments" / "failing-submits-ab-results.json"
 RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier"
 
 

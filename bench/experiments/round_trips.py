@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.round_trips
+    .venv/bin/python -m bench.experiments.round_trips
 
 In a container of the sandbox image, pinned to one core as a worker's slot
 is, under runc and under gVisor (runsc, when Docker has it), it measures:
@@ -20,7 +20,7 @@ is, under runc and under gVisor (runsc, when Docker has it), it measures:
   number of raw bytes over a socketpair and reads one byte back.
 
 It prints microseconds per call and call / bare for each runtime, and
-writes bench/round-trips-results.json. A hidden test that drives a
+writes bench/experiments/round-trips-results.json. A hidden test that drives a
 learner's object through thousands of calls (the paged-attention rung's
 generated call sequences make about 2,200, twice in a Submit) pays this
 per call. Knobs: ROUND_TRIPS_CALLS (5000), ROUND_TRIPS_BIG_CALLS (8),
@@ -37,8 +37,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS = REPO_ROOT / "bench" / "round-trips-results.json"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RESULTS = REPO_ROOT / "bench" / "experiments" / "round-trips-results.json"
 
 # Runs inside the container, as root, with the image's harness on the path.
 PROBE = r"""
