@@ -6,7 +6,7 @@ from django.db import models
 
 # Bump when the way passages are cut or their terms are computed changes:
 # every module's index is then rebuilt on its next question.
-INDEX_VERSION = 2  # 2: HTML comments are left out, as on the page
+INDEX_VERSION = 3  # 2: HTML comments are left out, as on the page; 3: Snowball English stems
 
 QUESTION_MAX_CHARS = 1000
 # How many passages a question is answered from.

@@ -1,12 +1,18 @@
-"""Turning text into search terms: tokens, stop words, a Porter stemmer and a
-small table of the module's vocabulary.
+"""Turning text into search terms: tokens, stop words, a stemmer and a small
+table of the module's vocabulary.
 
 Both the passages and the questions go through ``terms()``, so "paged",
-"paging" and "pages" all meet at "page". The stemmer is M. F. Porter's 1980
-algorithm, written out here so the mentor needs no extra dependency.
+"paging" and "pages" all meet at "page". The stemmer is Snowball's English
+(snowballstemmer); changing it changes every stored term, so
+``mentor.constants.INDEX_VERSION`` moves with it.
 """
 
 from __future__ import annotations
+
+import functools
+import threading
+
+import snowballstemmer
 
 from exercises.constants import MARKDOWN_MAX_CHARS
 from frontend.untrusted_patterns import untrusted
@@ -89,116 +95,20 @@ EXPANSIONS: dict[str, tuple[str, ...]] = {
     "heads": ("head",),
 }
 
-_STEP2 = (
-    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("bli", "ble"),
-    ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"),
-    ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
-    ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"),
-)
-_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
-_STEP4 = sorted(
-    ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
-     "iti", "ous", "ive", "ize"),
-    key=len,
-    reverse=True,
-)
+# Snowball's English stemmer (Porter's own revision of his 1980 algorithm),
+# from a maintained library rather than written out here.
+# NOTE: a stemmer object keeps the word it works on; threads share it under the lock.
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER_LOCK = threading.Lock()
 
 
-def _is_consonant(word: str, i: int) -> bool:
-    char = word[i]
-    if char in "aeiou":
-        return False
-    if char == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
-
-
-def _measure(stem: str) -> int:
-    """Porter's m: the number of vowel-consonant runs, [C](VC){m}[V]."""
-    n, i, m = len(stem), 0, 0
-    while i < n and _is_consonant(stem, i):
-        i += 1
-    while i < n:
-        while i < n and not _is_consonant(stem, i):
-            i += 1
-        if i >= n:
-            break
-        while i < n and _is_consonant(stem, i):
-            i += 1
-        m += 1
-    return m
-
-
-def _has_vowel(stem: str) -> bool:
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
-
-
-def _double_consonant(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
-
-
-def _cvc(word: str) -> bool:
-    return (
-        len(word) >= 3
-        and _is_consonant(word, len(word) - 3)
-        and not _is_consonant(word, len(word) - 2)
-        and _is_consonant(word, len(word) - 1)
-        and word[-1] not in "wxy"
-    )
-
-
-def _replace(word: str, rules: tuple[tuple[str, str], ...] | list[tuple[str, str]], min_measure: int) -> str:
-    for suffix, replacement in rules:
-        if word.endswith(suffix):
-            stem = word[: -len(suffix)]
-            return stem + replacement if _measure(stem) > min_measure else word
-    return word
-
-
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """Porter-stem one lower-case word; words with digits and short words stay as they are."""
+    """Stem one lower-case word; words with digits and short words stay as they are."""
     if len(word) <= 2 or not word.isalpha():
         return word
-    # Step 1a: plurals.
-    if word.endswith("sses") or word.endswith("ies"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    # Step 1b: -ed, -ing.
-    if word.endswith("eed"):
-        if _measure(word[:-3]) > 0:
-            word = word[:-1]
-    else:
-        for suffix in ("ed", "ing"):
-            if word.endswith(suffix) and _has_vowel(word[: -len(suffix)]):
-                word = word[: -len(suffix)]
-                if word.endswith(("at", "bl", "iz")):
-                    word += "e"
-                elif _double_consonant(word) and word[-1] not in "lsz":
-                    word = word[:-1]
-                elif _measure(word) == 1 and _cvc(word):
-                    word += "e"
-                break
-    # Step 1c: y -> i.
-    if word.endswith("y") and _has_vowel(word[:-1]):
-        word = word[:-1] + "i"
-    word = _replace(word, _STEP2, 0)
-    word = _replace(word, _STEP3, 0)
-    # Step 4: drop a suffix when m > 1.
-    for suffix in _STEP4:
-        if word.endswith(suffix):
-            base = word[: -len(suffix)]
-            if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
-                word = base
-            break
-    # Step 5: a final -e, a final double l.
-    if word.endswith("e"):
-        base = word[:-1]
-        if _measure(base) > 1 or (_measure(base) == 1 and not _cvc(base)):
-            word = base
-    if word.endswith("ll") and _measure(word) > 1:
-        word = word[:-1]
-    return word
+    with _STEMMER_LOCK:
+        return str(_STEMMER.stemWord(word))
 
 
 def words(text: str) -> list[str]:

@@ -94,7 +94,7 @@ def test_the_stemmer_meets_word_forms_and_spellings():
     assert stem("paging") == stem("paged") == stem("pages") == "page"
     assert stem("quantization") == stem("quantized")
     assert terms("quantisation") == terms("quantization")
-    assert terms("PagedAttention num_key_value_heads") == ["page", "attent", "num", "kei", "valu", "head"]
+    assert terms("PagedAttention num_key_value_heads") == ["page", "attent", "num", "key", "valu", "head"]
     assert "fp16" in terms("fp16 weights")
     weights = query_terms("how big is the GQA cache")
     assert weights[stem("gqa")] == 1.0 and weights[stem("grouped")] == 0.5
