@@ -47,7 +47,8 @@ Celery worker, a fresh SQLite database; ports 8200 and 6396), then measures:
 
 It prints a table with the ratios, the load average beside each phase
 (other work on the machine moves every figure), a PASS/FAIL line per target
-of issue 15, and writes bench/results.json. Knobs: BENCH_RUNS (30),
+of issue 15, and writes bench/results.json (and, from it, the sizing in
+docs/operations.md: bench/sizing.py). Knobs: BENCH_RUNS (30),
 BENCH_THINK_S (3), BENCH_BURST_LEARNERS (20, five jobs each),
 BENCH_FLOOR_S (20, seconds of each throughput floor), BENCH_RUNTIMES (1; 0
 skips the runc/runsc comparison).
@@ -82,6 +83,7 @@ from bench.cpu_split import SANDBOX, CpuSampler
 from bench.fork_each import ForkEachTest
 from bench.polling import next_poll_s
 from bench.runtimes import measure_runtimes
+from bench.sizing import write_guide
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
 from sandbox.container import HUGE_PAGES_TUNABLE
 
@@ -700,6 +702,7 @@ def run_bench() -> int:
     results["verdicts"] = verdicts
     results["result"] = "PASS" if all(verdicts.values()) else "FAIL"
     RESULTS_PATH.write_text(json.dumps(results, indent=2) + "\n")
+    write_guide(results)  # docs/operations.md's sizing quotes this run
     rows = [
         ("Run p50 / p95 (end to end)", f"{results['run_p50_s']:.3f} s / {results['run_p95_s']:.3f} s   (load {results['runs_load']})"),
         ("Submit p50", f"{results['submit_p50_s']:.3f} s   (load {results['submits_load']}; by rung {results['submit_p50_by_rung_s']})"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,3 +80,126 @@ def test_every_environment_variable_the_settings_read_is_documented():
     operations = (ROOT / "docs" / "operations.md").read_text()
     missing = sorted(name for name in read if f"`{name}`" not in operations)
     assert not missing, f"docs/operations.md does not document {missing}"
+
+
+def test_the_sizing_section_quotes_the_committed_bench_results():
+    """docs/operations.md's sizing is written from bench/results.json (``make bench`` rewrites both)."""
+    import json
+
+    from bench.sizing import BEGIN, END, render
+
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    assert guide.count(BEGIN) == 1 and guide.count(END) == 1, "the sizing markers are missing"
+    written = guide.split(BEGIN + "\n", 1)[1].split("\n" + END, 1)[0]
+    assert written == render(results), "docs/operations.md's sizing is stale: run `.venv/bin/python -m bench.sizing`"
+    assert f"{results['burst_per_min']} jobs a minute" in written
+
+
+# Where a dotted name can be imported from: the repository, platform/ (config)
+# and the harness's own root inside the image (sandbox/harness: dojo_harness).
+IMPORT_ROOTS = [ROOT, ROOT / "platform", ROOT / "sandbox" / "harness"]
+# A reference to code in the docs, in backticks: a repository path to a Python
+# file (`grader/results.py`), optionally with `:name` (`grader/results.py:present`),
+# or followed by the names it holds in parentheses (`grader/results.py` (`present`)),
+# or a dotted name whose first part is one of the project's packages
+# (`grader.results.present`), or a model label (`mentor.Passage`, in the app's
+# models.py). Other dotted names (`torch.version.cuda`) are not ours, nor are
+# system check ids (`grader.E003`) or file names (`config.json`).
+PATH_REF = re.compile(r"`((?:[a-z_][\w-]*/)+[\w-]+\.py)(?::([A-Za-z_][\w.]*))?`(?: \(((?:`[^`]+`(?:\(\))?[^`)]*)+)\))?")
+DOTTED_REF = re.compile(r"`([a-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?`")
+CHECK_ID = re.compile(r"[EW]\d{3}$")
+FILE_SUFFIXES = {"json", "yaml", "yml", "toml", "ini", "txt", "md", "py", "html", "js", "css", "sh", "cfg"}
+NAME = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?:\(\))?`")
+
+
+def _bound_names(body: list[Any]) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(target.id for target in targets if isinstance(target, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try)):
+            names |= _bound_names(node.body) | _bound_names(getattr(node, "orelse", []))
+    return names
+
+
+def _resolves_in(path: Path, dotted: str) -> bool:
+    """``dotted`` (``name`` or ``Class.method``) is bound at the top of ``path``, or in that class."""
+    import ast
+
+    body = ast.parse(path.read_text()).body
+    first, _, rest = dotted.partition(".")
+    if first not in _bound_names(body):
+        return False
+    if not rest:
+        return True
+    classes = [node for node in body if isinstance(node, ast.ClassDef) and node.name == first]
+    return bool(classes) and rest.split(".")[0] in _bound_names(classes[0].body)
+
+
+def _module_file(parts: list[str]) -> Path | None:
+    for root in IMPORT_ROOTS:
+        base = root.joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _project_packages() -> set[str]:
+    return {init.parent.name for root in IMPORT_ROOTS for init in root.glob("*/__init__.py")}
+
+
+def _broken_references(text: str) -> list[str]:
+    broken = []
+    for match in PATH_REF.finditer(text):
+        path, after_colon, listed = match.groups()
+        file = ROOT / path
+        if not file.is_file():
+            broken.append(f"{path} (no such file)")
+            continue
+        names = [after_colon] if after_colon else NAME.findall(listed or "")
+        broken += [f"{path}: {name}" for name in names if not _resolves_in(file, name)]
+    packages = _project_packages()
+    for dotted in DOTTED_REF.findall(text):
+        parts = dotted.split(".")
+        if parts[0] not in packages or CHECK_ID.match(parts[-1]) or parts[-1] in FILE_SUFFIXES:
+            continue
+        if len(parts) == 2 and parts[1][0].isupper() and _module_file([parts[0], "models"]):
+            parts = [parts[0], "models", parts[1]]  # a model label
+        # The longest prefix that is a module, then a name (or Class.name) in it.
+        for cut in range(len(parts), 0, -1):
+            module = _module_file(parts[:cut])
+            if module is not None:
+                break
+        if module is None or (cut < len(parts) and not _resolves_in(module, ".".join(parts[cut:]))):
+            broken.append(dotted)
+    return broken
+
+
+def test_the_reference_syntax_catches_a_missing_function():
+    text = "`grader/results.py` (`present`, `no_such_function`), `grader/results.py:present`, `grader.results.gone`, `gone/file.py`, `torch.version.cuda`, `grader.E003`, `mentor.Passage`, `mentor.Gone`"
+    assert _broken_references(text) == ["grader/results.py: no_such_function", "gone/file.py (no such file)", "grader.results.gone", "mentor.Gone"]
+
+
+def test_every_function_and_file_the_docs_name_exists():
+    broken = {path.name: found for path in DOCS if (found := _broken_references(path.read_text()))}
+    assert not broken, f"the docs name code that does not exist: {broken}"
+
+
+def test_the_readme_layout_table_lists_every_top_level_folder():
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\n")
+    folders = {line.split("/")[0] for line in tracked if "/" in line and not line.startswith(".")}
+    readme = (ROOT / "README.md").read_text()
+    listed = set(re.findall(r"^\| `([\w.-]+)/`", readme, re.MULTILINE))
+    assert listed, "the README has no layout table"
+    assert not folders - listed, f"top-level folders missing from the README's layout table: {sorted(folders - listed)}"
