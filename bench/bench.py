@@ -264,9 +264,8 @@ def _floor_pytest(work: Path, plugins: list[object] | None = None) -> int:
 
     # --confcutdir: without it pytest (9) lists every entry of each folder
     # above ``work`` while collecting, and the system's temporary folder may
-    # hold thousands. With 1,560 there, a floor Run cost 0.12-0.15 s of CPU
-    # instead of 0.02-0.03 s, a Submit 0.23-0.25 s instead of 0.09-0.13 s:
-    # a floor that read the machine's clutter, not its speed. The harness
+    # hold thousands: a floor that read the machine's clutter, not its speed
+    # (bench/README.md has what it cost). The harness
     # collects a folder whose parents hold a few entries each.
     args = ["-q", *skipped_plugin_args(), "--import-mode=importlib", "--rootdir", str(work), "--confcutdir", str(work), "-c", os.devnull, str(work)]
     return int(pytest.main(args, plugins=list(plugins or [])))
@@ -379,7 +378,8 @@ def measure_floor_throughput(seconds: float, contract: bool = False) -> dict[str
     cores = os.cpu_count() or 1
     workers = [context.Process(target=_floor_worker, args=(seconds, jobs, contract, ready, go, counter)) for _ in range(cores)]
     # The contract floor forks per test: its heap in huge pages, as the
-    # harness's is, or each fork and exit costs it 12.7 ms instead of 3.9 here.
+    # harness's is, or each fork and exit costs it about three times as much
+    # (bench/README.md).
     with _environment({"GLIBC_TUNABLES": HUGE_PAGES_TUNABLE} if contract else {}):
         for worker in workers:
             worker.start()

@@ -21,8 +21,8 @@
 #           test that uses the engine without its mark fails here.
 # Run as one, the suite kept about one of a 2-core machine's cores busy,
 # most of its time spent waiting on containers and workers. (Splitting the
-# engine's tests over two processes as well was faster, 955 s against
-# 1,237 s, but an attack then overran its 8 s limit.)
+# engine's tests over two processes as well was faster, but an attack then
+# overran its time limit.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BOOTSTRAP_EXTRA_PACKAGES="chromium" scripts/bootstrap.sh

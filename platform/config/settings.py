@@ -190,10 +190,8 @@ else:
 # instead of opening one every time. On PostgreSQL the opening is a backend
 # process, about as costly as a small request (under a login surge a good
 # share of the work); on SQLite it is the file, Django's functions and the
-# schema, parsed again by each new connection's first query: a state poll
-# took 5.26 ms of web CPU with persistent connections against 7.00 ms
-# without (0.75x; the module page 0.90x, /healthz, no database, 1.05x;
-# bench/experiments/web_cost.py, both stacks side by side). 0 opens and closes one per
+# schema, parsed again by each new connection's first query, about a quarter
+# of a state poll's web CPU (bench/experiments/README.md). 0 opens and closes one per
 # request.
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", int(DATABASES["default"].get("CONN_MAX_AGE", 60)), minimum=0)
 
@@ -349,15 +347,14 @@ SANDBOX_POOL_SIZE: int = env_int("SANDBOX_POOL_SIZE", 2, minimum=0)
 # first job. Celery hands a lone learner's jobs to the same process, so the
 # other one met its first job, often the first of a class's burst, with no
 # runner at all: it started its containers then, cold, while its neighbour
-# graded (in a 100-job bench burst, 3 jobs started a container cold and one
-# waited 3 s for one to warm: 150 jobs/min, against 246 with this on).
+# graded (docs/operations.md has what that cost a burst).
 SANDBOX_POOL_WARM_AT_START: bool = env_bool("SANDBOX_POOL_WARM_AT_START", True)
 # Jobs one pooled container serves, one after another, each under a fresh
 # learner uid after everything of the last one is removed (docs/security.md,
 # "Reused containers"); then, or after any anomaly, it is replaced. 1 gives
-# every job a fresh container. Always 1 under runsc. A replacement costs about
-# 3.3 s of CPU (2.4 of it in the container: torch and pytest): 0.13 CPU-s per
-# job at 25 jobs, 0.033 at 100 (a mixed burst: 170 -> 198 jobs/min, bench).
+# every job a fresh container. Always 1 under runsc. A replacement imports
+# torch and pytest again, seconds of CPU, shared by the jobs it serves
+# (docs/operations.md).
 # At most 16000: job n's learner uid is 1000 + 2n.
 SANDBOX_REUSE_JOBS: int = env_int("SANDBOX_REUSE_JOBS", 100, minimum=1, maximum=16000)
 # Pin each Celery worker slot's sandbox containers to one host core (slot i
