@@ -1,7 +1,9 @@
-"""Correct, written from the instructions alone: one row after another and
-one draft after another, as the rules read, with torch.multinomial for
-each replacement or bonus token; probabilities read as Python floats, and
-the closed form for alpha < 1 (the sum only at alpha == 1)."""
+"""Correct, written from the instructions alone: each row's drafts walked in
+order in Python over plain floats, as the rules read (the uniforms and the
+acceptance ratios of all rows are read out as lists first), and where each
+row stops, its replacement or bonus token, sampled for all rows in one
+torch.multinomial over the stacked residual or bonus rows. The closed form
+(1 - alpha^(k+1)) / (1 - alpha) below alpha = 1, the sum only at 1."""
 
 from __future__ import annotations
 
@@ -26,24 +28,37 @@ def verify_draft(draft_tokens: torch.Tensor, draft_probs: torch.Tensor, target_p
         raise ValueError("draft token out of range")
 
     gen = torch.Generator().manual_seed(seed)
-    out = torch.full((n, k + 1), -1, dtype=torch.int64)
+    out = [[-1] * (k + 1) for _ in range(n)]
+    if n == 0:
+        return torch.tensor(out, dtype=torch.int64).reshape(0, k + 1)
+    # Every uniform up front (the rules leave the order of draws to us), one per draft.
+    uniforms = torch.rand((n, k), generator=gen, dtype=torch.float64).tolist()
+    if k:
+        index = draft_tokens.long().unsqueeze(2)
+        p_x = target_probs[:, :k].gather(2, index).squeeze(2).double().tolist()
+        q_x = draft_probs.gather(2, index).squeeze(2).double().tolist()
+    # Walk each row's drafts in order over plain floats; `stop` is where its sampled token goes.
+    stops: list[int] = []
     for r in range(n):
-        q = draft_probs[r].double()
-        p = target_probs[r].double()
-        emitted: list[int] = []
-        for i, x in enumerate(ids[r]):
-            u = float(torch.rand((), generator=gen, dtype=torch.float64))
-            ratio = float(p[i, x]) / float(q[i, x])
-            if u < min(1.0, ratio):
-                emitted.append(x)
-                continue
-            residual = (p[i] - q[i]).clamp(min=0)
-            emitted.append(int(torch.multinomial(residual, 1, generator=gen)))
-            break
-        else:
-            emitted.append(int(torch.multinomial(p[k], 1, generator=gen)))
-        out[r, : len(emitted)] = torch.tensor(emitted, dtype=torch.int64)
-    return out
+        stop = k
+        for i in range(k):
+            if uniforms[r][i] < min(1.0, p_x[r][i] / q_x[r][i]):
+                out[r][i] = ids[r][i]
+            else:
+                stop = i
+                break
+        stops.append(stop)
+    # One torch.multinomial over the stacked rows: the residual where a row stopped on a
+    # rejection, the bonus row p_{k+1} where it accepted everything.
+    rows = torch.arange(n)
+    where = torch.tensor(stops, dtype=torch.int64)
+    weights = target_probs[rows, where].double()
+    rejected = where < k
+    if bool(rejected.any()):
+        weights[rejected] = (weights[rejected] - draft_probs[rows[rejected], where[rejected]].double()).clamp(min=0)
+    for r, token in enumerate(torch.multinomial(weights, 1, generator=gen).squeeze(1).tolist()):
+        out[r][stops[r]] = token
+    return torch.tensor(out, dtype=torch.int64)
 
 
 def expected_tokens_per_pass(alpha: float, k: int) -> float:
