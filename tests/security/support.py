@@ -41,17 +41,29 @@ def sandbox_containers() -> set[str]:
 
 
 def processes_in_container(container_id: str) -> list[int]:
-    """Host pids whose cgroup belongs to the container (cgroup v1 and v2)."""
+    """Host pids whose cgroup belongs to the container (cgroup v1 and v2).
+
+    A process whose main thread ended alone is a zombie leader that may no
+    longer name the container's cgroup while its other threads, in it, run
+    on: its threads are looked at too.
+    """
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if container_id in (entry / "cgroup").read_text():
+            if container_id in (entry / "cgroup").read_text() or (
+                _state(entry) in ("Z", "X") and any(container_id in (task / "cgroup").read_text() for task in (entry / "task").iterdir())
+            ):
                 found.append(int(entry.name))
         except OSError:
             continue
     return found
+
+
+def _state(entry: Path) -> str:
+    """The state letter of a process or thread (``/proc/<pid>`` or ``/proc/<pid>/task/<tid>``)."""
+    return (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
 def run_in_pool(runner: SandboxRunner, source: str, mode: Mode = "run", **limits: Any) -> tuple[JobResult, str]:
@@ -154,9 +166,12 @@ def _uid(pid: int) -> int:
 
 
 def _is_zombie(pid: int) -> bool:
-    """A killed process that PID 1 has not reaped yet: it holds nothing, and goes."""
+    """A killed process that PID 1 has not reaped yet: it holds nothing, and goes.
+
+    Every thread of it a zombie: a zombie leader with a live thread is alive.
+    """
     try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        return all(_state(task) in ("Z", "X") for task in (Path("/proc") / str(pid) / "task").iterdir())
     except (OSError, IndexError):
         return True
 
