@@ -6,9 +6,12 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
+from django.core.validators import ProhibitNullCharactersValidator
 
 from frontend.untrusted_patterns import untrusted
-from grader.messages import CODE_EMPTY, CODE_NOT_TEXT, CODE_TOO_LARGE, STALE_PAGE
+from grader.exceptions import CodeRejected
+from grader.messages import CODE_EMPTY, STALE_PAGE
+from grader.services import validate_code
 
 ASCII_USERNAME = untrusted(r"[A-Za-z0-9@.+_-]+", max_chars=150, reads="a username typed at sign-up")
 USERNAME_RULE = "Use only the letters a-z and A-Z, digits and @ . + - _ (names in other scripts can look exactly like someone else's)."
@@ -43,38 +46,37 @@ class SignupForm(UserCreationForm[User]):
         return username
 
 
-def code_size(code: str) -> int:
-    """The size the limit counts: UTF-8 bytes, as the browser's counter shows them."""
-    return len(code.encode("utf-8", errors="surrogatepass"))
+class CodeField(forms.CharField):
+    """A learner's code, held to the one rule for code (``grader.services.validate_code``)
+    in place of Django's own NUL check, so a refusal carries the rule's code and sentence."""
+
+    def __init__(self) -> None:
+        super().__init__(strip=False, required=False)
+        self.validators = [check for check in self.validators if not isinstance(check, ProhibitNullCharactersValidator)]
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        try:
+            validate_code(value)
+        except CodeRejected as exc:
+            raise forms.ValidationError(str(exc), code=exc.reason) from exc
 
 
 class CodeForm(forms.Form):
     """A Run or Submit: the code, and the version the page showed. Every
     refusal is one sentence of ``grader.messages``, never Django's own."""
 
-    code = forms.CharField(strip=False, required=False, error_messages={"null_characters_not_allowed": CODE_NOT_TEXT})
+    code = CodeField()
     version = forms.IntegerField(min_value=1, error_messages={"required": STALE_PAGE, "invalid": STALE_PAGE, "min_value": STALE_PAGE})
 
     def clean_code(self) -> str:
         code: str = self.cleaned_data["code"]
         if not code.strip():
             raise forms.ValidationError(CODE_EMPTY, code="empty")
-        size = code_size(code)
-        if size > settings.GRADER_MAX_CODE_BYTES:
-            raise forms.ValidationError(CODE_TOO_LARGE.format(size=size, limit=settings.GRADER_MAX_CODE_BYTES), code="too_large")
         return code
 
 
 class DraftForm(forms.Form):
     """An autosave of the editor, capped like a submission (in UTF-8 bytes); an empty draft is allowed."""
 
-    code = forms.CharField(strip=False, required=False, error_messages={"null_characters_not_allowed": CODE_NOT_TEXT})
-
-    def clean_code(self) -> str:
-        code: str = self.cleaned_data["code"]
-        size = code_size(code)
-        if size > settings.GRADER_MAX_CODE_BYTES:
-            raise forms.ValidationError(CODE_TOO_LARGE.format(size=size, limit=settings.GRADER_MAX_CODE_BYTES), code="too_large")
-        if "\x00" in code:
-            raise forms.ValidationError(CODE_NOT_TEXT, code="not_text")
-        return code
+    code = CodeField()

@@ -8,6 +8,16 @@ class SubmissionRejected(Exception):
     retry_after_s: int | None = None
 
 
+class CodeRejected(SubmissionRejected):
+    """The code breaks the rule for code (``grader.services.validate_code``);
+    ``reason`` is ``too_large`` (413) or ``not_text``."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.http_status = 413 if reason == "too_large" else 400
+
+
 class SubmissionInFlight(SubmissionRejected):
     """The learner already has a job queued or running for this rung."""
 

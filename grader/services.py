@@ -32,6 +32,7 @@ from . import events, hooks, lifecycle, messages, results
 from .capacity import measure_capacity
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
 from .exceptions import (
+    CodeRejected,
     GraderBusy,
     NothingToCancel,
     RetryLater,
@@ -53,16 +54,24 @@ log = logging.getLogger(__name__)
 SEED_BITS = 31
 
 
+def code_size(code: str) -> int:
+    """The size the limit counts: UTF-8 bytes, as the browser's counter shows them."""
+    return len(code.encode("utf-8", errors="surrogatepass"))
+
+
 def validate_code(code: str) -> None:
-    size = len(code.encode("utf-8", errors="surrogatepass"))
+    """The one rule for a learner's code, which the Run/Submit and draft forms
+    and ``submit_solution`` all apply: at most GRADER_MAX_CODE_BYTES, and UTF-8
+    text without NUL. Raises ``CodeRejected``."""
+    size = code_size(code)
     if size > settings.GRADER_MAX_CODE_BYTES:
-        raise SubmissionRejected(messages.CODE_TOO_LARGE.format(size=size, limit=settings.GRADER_MAX_CODE_BYTES))
+        raise CodeRejected(messages.CODE_TOO_LARGE.format(size=size, limit=settings.GRADER_MAX_CODE_BYTES), reason="too_large")
     if "\x00" in code:
-        raise SubmissionRejected(messages.CODE_NOT_TEXT)
+        raise CodeRejected(messages.CODE_NOT_TEXT, reason="not_text")
     try:
         code.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise SubmissionRejected(messages.CODE_NOT_TEXT) from exc
+        raise CodeRejected(messages.CODE_NOT_TEXT, reason="not_text") from exc
 
 
 queue_for = lifecycle.queue_for

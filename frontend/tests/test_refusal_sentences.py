@@ -56,6 +56,23 @@ def test_bytes_that_are_not_text_are_refused_in_words(kv_rung, lena_client):
     assert _refused(nul, 400) == messages.CODE_NOT_TEXT
 
 
+def test_the_run_the_draft_and_submit_solution_refuse_code_by_one_rule(kv_rung, learner, lena_client):
+    from grader.exceptions import CodeRejected
+    from grader.services import submit_solution
+
+    too_large, nul = "é" * 32_769, "x = 1\x00"
+    for code, reason, status in ((too_large, "too_large", 413), (nul, "not_text", 400)):
+        run = lena_client.post(RUN_URL, {"code": code, "version": kv_rung.current_version.number})
+        draft = lena_client.post("/rungs/kv-cache-size/draft", {"code": code})
+        with pytest.raises(CodeRejected) as refused:
+            submit_solution(user=learner, rung=kv_rung, kind=Kind.RUN, code=code)
+        sentence = _refused(run, status)
+        assert _refused(draft, status) == sentence == str(refused.value)
+        assert run.json()["code"] == draft.json()["code"] == refused.value.reason == reason
+        assert refused.value.http_status == status
+    assert not Submission.objects.exists()
+
+
 def test_a_page_without_or_behind_the_version_is_told_to_reload(kv_rung, lena_client):
     assert _refused(lena_client.post(RUN_URL, {"code": "x = 1\n"}), 400) == messages.STALE_PAGE
     assert _refused(lena_client.post(RUN_URL, {"code": "x = 1\n", "version": "abc"}), 400) == messages.STALE_PAGE

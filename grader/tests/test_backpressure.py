@@ -91,11 +91,11 @@ def test_runs_submits_and_gpu_work_have_separate_queues(rung, settings):
 
 
 @pytest.mark.parametrize(
-    ("code", "reason"),
-    [("x" * (64 * 1024 + 1), "limit"), ("a = 1\x00", "NUL"), ("a = '\udcff'", "UTF-8")],
+    ("code", "status"),
+    [("x" * (64 * 1024 + 1), 413), ("a = 1\x00", 400), ("a = '\udcff'", 400)],  # over the limit, NUL, not UTF-8
 )
-def test_bad_code_is_refused_and_nothing_is_stored(rung, learner, code, reason):
+def test_bad_code_is_refused_and_nothing_is_stored(rung, learner, code, status):
     with pytest.raises(SubmissionRejected) as excinfo:
         services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code=code)
-    assert excinfo.value.http_status == 400
+    assert excinfo.value.http_status == status  # as the Run form answers (frontend/tests/test_refusal_sentences.py)
     assert Submission.objects.count() == 0
