@@ -349,7 +349,7 @@ def warm_grading_pool(settings: Any) -> Iterator[None]:
     """Grade in this process as a worker does: two warm containers, each
     reused for several jobs (for tests that grade dozens of jobs, such as
     ``validate_exercises`` over every rung); removed at the end."""
-    from exercises.runners import close_runners
+    from core.runners import close_runners
 
     settings.SANDBOX_POOL_SIZE = 2
     try:

@@ -15,8 +15,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from core.learner_lock import lock_learner
+from core.types import User
 from exercises.models import Module, Rung
-from grader.learner_lock import lock_learner
 from grader.models import Progress, Submission
 
 from . import messages
@@ -33,12 +34,12 @@ def rung_hints(rung: Rung) -> list[str]:
     return [str(hint) for hint in (version.hints if version is not None else [])]
 
 
-def revealed_count(user: Any, rung: Rung) -> int:
+def revealed_count(user: User, rung: Rung) -> int:
     """How many of the rung's hints ``user`` has revealed (they are revealed in order)."""
     return min(HintReveal.objects.filter(learner=user, rung=rung).count(), len(rung_hints(rung)))
 
 
-def reveal_hint(user: Any, rung: Rung, number: int) -> int:
+def reveal_hint(user: User, rung: Rung, number: int) -> int:
     """Reveal hint ``number`` (1-based) to ``user``; returns how many are now revealed.
 
     Revealing one already revealed changes nothing, so a double click or a
@@ -111,7 +112,7 @@ def _clean_text(text: str, limit: int) -> str:
     return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")[:limit]
 
 
-def file_report(*, user: Any, rung: Rung, message: str, code: str) -> ProblemReport:
+def file_report(*, user: User, rung: Rung, message: str, code: str) -> ProblemReport:
     """Record a learner's report on ``rung``, with their editor code and their latest attempt attached."""
     message = _clean_text(message, REPORT_MESSAGE_MAX_CHARS).strip()
     if not message:
@@ -131,7 +132,7 @@ def file_report(*, user: Any, rung: Rung, message: str, code: str) -> ProblemRep
         )
 
 
-def learner_reports(user: Any, rung: Rung) -> QuerySet[ProblemReport]:
+def learner_reports(user: User, rung: Rung) -> QuerySet[ProblemReport]:
     """``user``'s own reports on ``rung``, newest first. Never anyone else's."""
     return ProblemReport.objects.filter(learner=user, rung=rung).select_related("resolved_by")
 

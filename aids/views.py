@@ -11,8 +11,9 @@ from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET, require_POST
 
+from core.markdown import render_markdown
+from core.types import AuthenticatedHttpRequest
 from exercises.models import Rung
-from frontend.markdown import render_markdown
 
 from . import messages, services
 from .exceptions import AidRefused
@@ -57,7 +58,7 @@ def _report_payload(report: ProblemReport) -> dict[str, object]:
 
 @require_POST
 @_learner_only
-def reveal_hint(request: HttpRequest, slug: str) -> JsonResponse:
+def reveal_hint(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     """POST number: reveal that hint; JSON {total, revealed: [{number, html}]}."""
     rung = _get_rung(slug)
     form = RevealHintForm(request.POST)
@@ -72,7 +73,7 @@ def reveal_hint(request: HttpRequest, slug: str) -> JsonResponse:
 
 @require_POST
 @_learner_only
-def file_report(request: HttpRequest, slug: str) -> JsonResponse:
+def file_report(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     """POST message, code: file a report with the current attempt attached."""
     rung = _get_rung(slug)
     # NUL is dropped here rather than refused by the form: the learner's report is kept.
@@ -88,7 +89,7 @@ def file_report(request: HttpRequest, slug: str) -> JsonResponse:
 
 @require_GET
 @_learner_only
-def my_reports(request: HttpRequest, slug: str) -> JsonResponse:
+def my_reports(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     """The learner's own reports on the rung, with the instructors' notes."""
     rung = _get_rung(slug)
     return JsonResponse({"reports": [_report_payload(report) for report in services.learner_reports(request.user, rung)]})

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from .roles import is_instructor
+from core.roles import is_instructor
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from django import forms
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator, RegexValidator
 from pydantic import ValidationError
 
-from exercises.constants import MARKDOWN_MAX_CHARS, GpuNeed, TestVisibility
+from core.constants import MARKDOWN_MAX_CHARS
+from exercises.constants import GpuNeed, TestVisibility
 from exercises.loader import parse_yaml
 from exercises.models import Module, Rung, Track
 from exercises.schema import ENTRY_PATTERN, HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EntryDomain, EquivalentMutant, Limits, Source

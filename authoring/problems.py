@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from exercises.constants import MARKDOWN_MAX_CHARS
-from frontend.untrusted_patterns import untrusted
+from core.constants import MARKDOWN_MAX_CHARS
+from core.untrusted_patterns import untrusted
 
 # The form field (and the label the form shows) for each file of a rung folder.
 FILE_FIELDS = {

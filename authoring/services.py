@@ -17,18 +17,22 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from core.roles import is_admin, is_instructor
+from core.runners import default_runner
+from core.types import User
+from core.write_guard import outside_write_transaction
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles
 from exercises.models import Module, Rung, RungVersion
-from exercises.runners import default_runner
 from exercises.services import publish_rung_version
 from exercises.validation import RungSource, validate_rung
 from grader import lifecycle
 from grader.constants import Kind
-from grader.write_guard import outside_write_transaction
 from sandbox.interface import Runner
 
 from . import messages
@@ -43,6 +47,15 @@ log = logging.getLogger(__name__)
 
 # Seconds of a Check's time kept for storing its report after the mutants.
 CHECK_REPORT_MARGIN_S = 30
+
+
+def editable_modules(user: User | AnonymousUser) -> QuerySet[Module]:
+    """The modules ``user`` may author: every one for an admin, their own for an instructor."""
+    if is_admin(user):
+        return Module.objects.select_related("track").all()
+    if is_instructor(user) and isinstance(user, User):
+        return Module.objects.select_related("track").filter(owners=user)
+    return Module.objects.none()
 
 
 def draft_from_version(module: Module, rung: Rung) -> RungDraft:
@@ -68,7 +81,7 @@ def get_draft(module: Module, slug: str) -> RungDraft | None:
     return draft_from_version(module, rung)
 
 
-def create_draft(*, module: Module, slug: str, title: str, user: Any) -> RungDraft:
+def create_draft(*, module: Module, slug: str, title: str, user: User) -> RungDraft:
     if Rung.objects.filter(slug=slug).exists() or RungDraft.objects.filter(slug=slug).exists():
         raise AuthoringError(f"a rung called '{slug}' already exists")
     order = max([0, *module.rungs.values_list("order", flat=True), *module.drafts.values_list("order", flat=True)]) + 1
@@ -208,7 +221,7 @@ def _retry_after(in_flight: list[RungCheck]) -> int:
     return max(5, round(typical - elapsed))
 
 
-def request_check(draft: RungDraft, user: Any) -> RungCheck:
+def request_check(draft: RungDraft, user: User) -> RungCheck:
     """Snapshot the draft's files and queue a Check of them (after commit); bounded (issue 55).
 
     A Check of exactly these files that is still running, or finished
@@ -289,10 +302,10 @@ def run_check(check_id: int, *, runner: Runner | None = None, worker: str = "") 
     return check
 
 
-def publish_draft(draft: RungDraft, user: Any) -> RungVersion:
+def publish_draft(draft: RungDraft, user: User) -> RungVersion:
     """Make the draft the rung's new current version; refused unless the latest Check passed on this content.
 
-    The draft's files are read and parsed before the transaction (grader.write_guard):
+    The draft's files are read and parsed before the transaction (core.write_guard):
     inside it, under the draft's lock, only a draft saved since is refused, and rows written.
     """
     draft = RungDraft.objects.get(pk=draft.pk)
@@ -304,7 +317,7 @@ def publish_draft(draft: RungDraft, user: Any) -> RungVersion:
 
 
 @transaction.atomic
-def _publish(pk: int, read_at: Any, files: RungFiles, user: Any) -> RungVersion:
+def _publish(pk: int, read_at: Any, files: RungFiles, user: User) -> RungVersion:
     draft = RungDraft.objects.select_for_update().get(pk=pk)
     if draft.updated_at != read_at:
         raise PublishRefused("the draft was saved while it was being published: publish it again")

@@ -22,6 +22,8 @@ from typing import Any, Protocol
 import yaml
 from django.db import transaction
 
+from core.roles import is_admin
+from core.types import User
 from exercises.constants import gpu_need
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
@@ -32,7 +34,6 @@ from sandbox.jobs import planned_tests
 
 from .exceptions import ImportRefused
 from .models import RungDraft
-from .roles import is_admin
 
 # Bounds on an uploaded zip: the catalog is text and small.
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
@@ -284,7 +285,7 @@ def _refuse_file_folder_clashes(files: Mapping[str, str]) -> None:
         raise ImportRefused(f"{clash[0]}: is both a file and a folder in the zip file")
 
 
-def _check_import_allowed(catalog: list[TrackFiles], user: Any) -> None:
+def _check_import_allowed(catalog: list[TrackFiles], user: User) -> None:
     """An instructor may add modules and change their own; only admins change tracks or others' modules.
     No one imports a rung whose slug an unpublished draft holds (slugs are unique across the site)."""
     for track_files in catalog:
@@ -312,7 +313,7 @@ def _check_import_allowed(catalog: list[TrackFiles], user: Any) -> None:
                     raise ImportRefused(f"rung '{rung.slug}' belongs to module '{rung.module.slug}'")
 
 
-def import_files(files: Mapping[str, str], user: Any) -> SyncReport:
+def import_files(files: Mapping[str, str], user: User) -> SyncReport:
     """Load catalog files (tracks, modules, rungs) into the database.
 
     Reads and checks everything first (the catalog loader), then syncs in

@@ -26,9 +26,11 @@ from aids.constants import ReportStatus
 from aids.exceptions import AidRefused
 from aids.forms import ResolveReportForm
 from aids.models import ProblemReport
-from exercises.constants import MARKDOWN_MAX_CHARS
+from core.constants import MARKDOWN_MAX_CHARS
+from core.markdown import render_markdown
+from core.roles import can_edit_module, is_admin, is_instructor
+from core.types import AuthenticatedHttpRequest
 from exercises.models import Module, Rung
-from frontend.markdown import render_markdown
 from grader import rejudge
 from grader.models import Rejudge
 
@@ -51,7 +53,6 @@ from .forms import (
     wrong_initial,
 )
 from .models import RungCheck, RungDraft
-from .roles import can_edit_module, editable_modules, is_admin, is_instructor
 
 
 class _LoginRequired(Exception):
@@ -115,7 +116,7 @@ def _guarded(view: Any) -> Any:
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     _require_instructor(request)
-    modules = list(editable_modules(request.user).prefetch_related("rungs", "drafts"))
+    modules = list(services.editable_modules(request.user).prefetch_related("rungs", "drafts"))
     return render(request, "authoring/home.html", {"modules": modules, "import_form": ImportForm(), "is_admin": is_admin(request.user)})
 
 
@@ -154,7 +155,7 @@ def module_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 @_guarded
 @require_POST
-def rung_create(request: HttpRequest, slug: str) -> HttpResponse:
+def rung_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     module = _get_module_for_editor(request, slug)
     form = NewRungForm(request.POST, prefix="rung")
     if not form.is_valid():
@@ -182,7 +183,7 @@ def module_export(request: HttpRequest, slug: str) -> HttpResponse:
 
 @_guarded
 @require_POST
-def catalog_import(request: HttpRequest) -> HttpResponse:
+def catalog_import(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_instructor(request)
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
@@ -231,7 +232,7 @@ def _editor_context(module: Module, draft: RungDraft, form: RungDraftForm, hidde
 
 @_guarded
 @require_http_methods(["GET", "POST"])
-def rung_edit(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+def rung_edit(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpResponse:
     module, draft = _get_draft_for_editor(request, slug, rung)
     if request.method == "POST":
         form = RungDraftForm(request.POST, instance=draft)
@@ -263,7 +264,7 @@ def rung_edit(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
 
 @_guarded
 @require_POST
-def rung_check(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+def rung_check(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpResponse:
     module, draft = _get_draft_for_editor(request, slug, rung)
     if draft.pk is None:
         draft.updated_by_id = request.user.pk
@@ -271,7 +272,7 @@ def rung_check(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
     return _check(request, module, draft, saved=False)
 
 
-def _check(request: HttpRequest, module: Module, draft: RungDraft, *, saved: bool) -> HttpResponse:
+def _check(request: AuthenticatedHttpRequest, module: Module, draft: RungDraft, *, saved: bool) -> HttpResponse:
     """Ask for a Check and go back to the editor, saying what became of it; a refusal carries a Retry-After."""
     response = redirect("authoring:rung", slug=module.slug, rung=draft.slug)
     try:
@@ -300,7 +301,7 @@ def check_state(request: HttpRequest, slug: str, rung: str, pk: int) -> JsonResp
 
 @_guarded
 @require_POST
-def rung_publish(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
+def rung_publish(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpResponse:
     module, draft = _get_draft_for_editor(request, slug, rung)
     if draft.pk is None:
         messages.error(request, "Nothing to publish: the draft equals the published version.")
@@ -411,7 +412,7 @@ def report_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @_guarded
 @require_http_methods(["GET", "POST"])
-def rejudge_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def rejudge_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     _require_admin(request)
     batch = get_object_or_404(Rejudge, pk=pk)
     form = RejudgeApplyForm(request.POST or None)

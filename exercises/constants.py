@@ -4,12 +4,6 @@ from __future__ import annotations
 
 from django.db import models
 
-# The longest Markdown text of the catalog (a concept, a worked example, a
-# quick reference, a rung's instructions): seven times the longest shipped
-# one. Rendering and searching are timed at this length
-# (frontend/tests/test_markdown_worst_case.py, tests/test_untrusted_patterns.py).
-MARKDOWN_MAX_CHARS = 50_000
-
 
 class Difficulty(models.TextChoices):
     EASY = "easy", "Easy"

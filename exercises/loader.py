@@ -16,11 +16,12 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from frontend.untrusted_patterns import untrusted
-from grader.write_guard import outside_write_transaction
+from core.constants import MARKDOWN_MAX_CHARS
+from core.untrusted_patterns import untrusted
+from core.write_guard import outside_write_transaction
 
 from .bounds import problems_of
-from .constants import MARKDOWN_MAX_CHARS, MODULE_FILES, RUNG_FILES
+from .constants import MODULE_FILES, RUNG_FILES
 from .exceptions import CatalogError
 from .schema import ModuleMeta, RungMeta, TrackMeta
 

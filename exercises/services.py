@@ -118,7 +118,7 @@ def sync_catalog(root: Path) -> SyncReport:
 
 @transaction.atomic
 def store_catalog(catalog: list[TrackFiles]) -> SyncReport:
-    """Write a catalog already read (``read_catalog``): the transaction only writes (grader.write_guard)."""
+    """Write a catalog already read (``read_catalog``): the transaction only writes (core.write_guard)."""
     report = SyncReport()
     for track_files in catalog:
         track = _sync_track(track_files)

@@ -8,7 +8,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 from django.core.validators import ProhibitNullCharactersValidator
 
-from frontend.untrusted_patterns import untrusted
+from core.untrusted_patterns import untrusted
 from grader.exceptions import CodeRejected
 from grader.messages import CODE_EMPTY, STALE_PAGE
 from grader.services import validate_code

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
+from core.types import User, Visitor
 from exercises.models import Module, Rung
 from exercises.schema import is_web_address
 from grader.models import Progress, Submission
@@ -32,13 +33,13 @@ class HistoryPage:
     has_more: bool
 
 
-def save_draft(*, user: Any, rung: Rung, code: str) -> Draft:
+def save_draft(*, user: User, rung: Rung, code: str) -> Draft:
     """Create or replace ``user``'s draft for ``rung`` (size is checked by the form)."""
     draft, _ = Draft.objects.update_or_create(user=user, rung=rung, defaults={"code": code})
     return draft
 
 
-def opening_code(user: Any, rung: Rung) -> str:
+def opening_code(user: User, rung: Rung) -> str:
     """What the editor opens with: the draft, else the last attempt, else the starter."""
     draft = Draft.objects.filter(user=user, rung=rung).only("code").first()
     if draft is not None:
@@ -50,7 +51,7 @@ def opening_code(user: Any, rung: Rung) -> str:
     return version.starter_code if version is not None else ""
 
 
-def attempt_history(user: Any, rung: Rung, *, page: int = 1) -> HistoryPage:
+def attempt_history(user: User, rung: Rung, *, page: int = 1) -> HistoryPage:
     """One page of the learner's own Runs and Submits of ``rung``, newest
     first, each with ``passed_count`` and ``test_count`` (its score)."""
     if page > HISTORY_LAST_PAGE:
@@ -79,7 +80,7 @@ def next_rung(rung: Rung) -> Rung | None:
     return later.filter(after).order_by("senior", "order", "slug").first()
 
 
-def module_progress(user: Any, modules: list[Module]) -> dict[int, tuple[int, int]]:
+def module_progress(user: Visitor, modules: list[Module]) -> dict[int, tuple[int, int]]:
     """For each module id: (rungs solved by ``user``, published rungs)."""
     totals: dict[int, int] = {}
     rung_module: dict[int, int] = {}
@@ -107,7 +108,7 @@ class LadderStep:
         return self.rung.current_version
 
 
-def rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
+def rung_states(user: Visitor, rungs: list[Rung]) -> dict[int, str]:
     """For each rung id ``user`` has touched: "solved" or "attempted"."""
     if not user.is_authenticated:
         return {}
@@ -120,7 +121,7 @@ def rung_states(user: Any, rungs: list[Rung]) -> dict[int, str]:
     return states
 
 
-def build_ladder(user: Any, rungs: list[Rung], regrades: dict[int, Any] | None = None) -> list[LadderStep]:
+def build_ladder(user: Visitor, rungs: list[Rung], regrades: dict[int, Any] | None = None) -> list[LadderStep]:
     """The published rungs in ladder order (senior rungs last), numbered and labelled."""
     ordered = sorted((rung for rung in rungs if rung.current_version is not None), key=lambda rung: (rung.senior, rung.order, rung.slug))
     states = rung_states(user, ordered)

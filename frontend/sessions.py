@@ -19,6 +19,8 @@ from django.core.cache import caches
 from django.dispatch import receiver
 from django.http import HttpRequest
 
+from core.types import User
+
 
 def _index_key(user_pk: int) -> str:
     return f"user-sessions:{user_pk}"
@@ -72,14 +74,14 @@ def end_sessions(user_pk: int, keep: str | None = None) -> None:
 
 
 @receiver(user_logged_in, dispatch_uid="frontend.sessions.remember")
-def _remember_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+def _remember_login(sender: Any, request: HttpRequest | None, user: User, **kwargs: Any) -> None:
     session = getattr(request, "session", None)
     if session is not None and session.session_key:
         remember_session(user.pk, session.session_key)
 
 
 @receiver(user_logged_out, dispatch_uid="frontend.sessions.forget")
-def _forget_logout(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+def _forget_logout(sender: Any, request: HttpRequest | None, user: User, **kwargs: Any) -> None:
     session = getattr(request, "session", None)
     if user is not None and session is not None and session.session_key:
         _forget_session(user.pk, session.session_key)

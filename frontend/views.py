@@ -22,6 +22,9 @@ from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.markdown import render_markdown
+from core.sections import reference_anchor, split_sections
+from core.types import AuthenticatedHttpRequest, User, Visitor
 from exercises.models import Module, Rung, Track
 from grader import events, messages, pacing, rejudge, services
 from grader.capacity import recent_capacity
@@ -35,10 +38,8 @@ from . import services as frontend_services
 from . import sessions
 from .forms import CodeForm, DraftForm, SignupForm
 from .lockout import locked_out
-from .markdown import render_markdown
 from .models import Draft
 from .reference import unlocked_reference
-from .sections import reference_anchor, split_sections
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ok": True})
 
 
-def _modules_with_progress(user: Any, modules: list[Module]) -> list[dict[str, Any]]:
+def _modules_with_progress(user: Visitor, modules: list[Module]) -> list[dict[str, Any]]:
     progress = frontend_services.module_progress(user, modules)
     sizes = frontend_services.module_sizes(modules)
     return [{"module": module, "solved": progress[module.pk][0], "total": progress[module.pk][1], **sizes[module.pk]} for module in modules]
@@ -132,7 +133,7 @@ def _without_title(markdown_text: str, title: str) -> str:
 
 @login_required
 @xframe_options_sameorigin
-def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
+def rung_workspace(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """The rung's workspace; ``?embed=1`` renders it without the site chrome,
     for the module page to open it in place (a same-origin frame)."""
     rung = _get_rung(slug)
@@ -157,7 +158,7 @@ def rung_workspace(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
+def rung_draft(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     """GET: the learner's own draft (404 when none). POST: autosave it."""
     rung = _get_rung(slug)
     if request.method == "GET":
@@ -174,7 +175,7 @@ def rung_draft(request: HttpRequest, slug: str) -> JsonResponse:
 
 @login_required
 @require_GET
-def rung_history(request: HttpRequest, slug: str) -> JsonResponse:
+def rung_history(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     """The learner's own attempts at this rung, newest first, with their code
     and score, a page of ``HISTORY_PAGE`` at a time (``?page=2`` for older)."""
     rung = _get_rung(slug)
@@ -213,7 +214,7 @@ def _regrade_json(result: Any) -> dict[str, Any] | None:
 
 @login_required
 @require_GET
-def rung_reference(request: HttpRequest, slug: str) -> JsonResponse:
+def rung_reference(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     """The reference solution and the hidden tests' descriptions (and the
     source of those marked ``after_solve``), once passed (403 before), with
     the learner's own latest passing code beside them."""
@@ -225,7 +226,7 @@ def rung_reference(request: HttpRequest, slug: str) -> JsonResponse:
 
 @login_required
 @require_POST
-def submission_create(request: HttpRequest, slug: str, kind: str) -> JsonResponse:
+def submission_create(request: AuthenticatedHttpRequest, slug: str, kind: str) -> JsonResponse:
     if kind not in Kind.values:
         raise Http404
     rung = _get_rung(slug)
@@ -282,7 +283,7 @@ def _form_is_utf8(request: HttpRequest) -> bool:
     return True
 
 
-def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
+def submission_payload(submission: Submission, user: User) -> dict[str, Any]:
     # A queued job has no test results and no regrade yet: two queries saved
     # on most polls of a busy class.
     queued = submission.status == Status.QUEUED
@@ -327,7 +328,7 @@ def submission_payload(submission: Submission, user: Any) -> dict[str, Any]:
 
 @login_required
 @require_GET
-def submission_state(request: HttpRequest, pk: int) -> JsonResponse:
+def submission_state(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
     submission = _get_submission_for_user(request, pk)
     return JsonResponse(submission_payload(submission, request.user))
 

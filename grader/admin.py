@@ -14,6 +14,8 @@ from pygments import highlight  # type: ignore[import-untyped]
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
 from pygments.lexers import PythonLexer  # type: ignore[import-untyped]
 
+from core.types import User
+
 from .models import Progress, Rejudge, RejudgeResult, Submission, SubmissionTestResult
 from .rejudge import start_rejudge
 
@@ -91,6 +93,7 @@ class SubmissionAdmin(admin.ModelAdmin[Submission]):
         return highlighted(obj.code)
 
     def _rejudge(self, request: HttpRequest, queryset: QuerySet[Submission], target: str) -> HttpResponse | None:
+        assert isinstance(request.user, User)  # the admin site lets in only signed-in staff
         rejudge = start_rejudge(queryset.select_related("rung__current_version", "rung_version"), target=target, user=request.user)
         if not rejudge.results.exists():
             self.message_user(request, "None of the selected submissions has finished grading (cancelled ones are left out): nothing to rejudge.")

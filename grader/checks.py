@@ -16,10 +16,10 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
+from core.runners import sandbox_image
 from exercises.constants import GpuNeed
 from exercises.exceptions import CatalogError
 from exercises.loader import read_catalog
-from exercises.runners import sandbox_image
 from sandbox.gpu import gpu_problems
 
 _TIMEOUT_S = 3

@@ -15,7 +15,8 @@ from django.db import transaction
 from django.db.models import Min
 from django.utils import timezone
 
-from exercises.runners import default_runner
+from core.runners import default_runner
+from core.types import User
 from sandbox.interface import Runner
 
 from . import hooks, lifecycle, results
@@ -34,7 +35,7 @@ def _tests_of(submission: Submission) -> list[dict[str, Any]]:
 
 
 @transaction.atomic
-def start_rejudge(submissions: Iterable[Submission], *, target: str, user: Any, note: str = "") -> Rejudge:
+def start_rejudge(submissions: Iterable[Submission], *, target: str, user: User, note: str = "") -> Rejudge:
     """Queue a regrade of each finished submission against ``target`` (current or original version).
 
     A job its learner cancelled is left out: it counts for nothing, so a
@@ -146,7 +147,7 @@ def rejudge_state(rejudge: Rejudge) -> dict[str, Any]:
 
 
 @transaction.atomic
-def apply_rejudge(rejudge: Rejudge, user: Any) -> int:
+def apply_rejudge(rejudge: Rejudge, user: User) -> int:
     """Record the new grade on every submission whose outcome changed; the old one stays on the result row.
 
     A grader-side failure (infra_error) is never applied. Returns how many

@@ -20,10 +20,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Min
 from django.utils import timezone
 
+from core.learner_lock import lock_learner
+from core.runners import default_runner
+from core.types import User
+from core.write_guard import check_outside_write_transaction
 from exercises.constants import GpuNeed, gpu_need
 from exercises.jobs import job_for
 from exercises.models import Rung, RungVersion
-from exercises.runners import default_runner
 from sandbox import errors
 from sandbox.interface import Runner
 from sandbox.jobs import Job, JobResult
@@ -41,10 +44,8 @@ from .exceptions import (
     SubmissionThrottled,
     TooManyJobsInFlight,
 )
-from .learner_lock import lock_learner
 from .live import LiveTestRows
 from .models import Progress, Submission
-from .write_guard import check_outside_write_transaction
 
 __all__ = ["GraderBusy", "NothingToCancel", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
 
@@ -85,7 +86,7 @@ def gpu_notice(version: Any) -> str:
     return messages.GPU_REQUIRED_WAITS if need == GpuNeed.REQUIRED else messages.GPU_PREFERRED_ON_CPU
 
 
-def _check_rate(user: Any) -> None:
+def _check_rate(user: User) -> None:
     window = timezone.now() - timedelta(seconds=60)
     recent = list(Submission.objects.filter(user=user, enqueued_at__gte=window).order_by("enqueued_at").values_list("enqueued_at", flat=True)[: settings.GRADER_RATE_LIMIT_PER_MIN])
     if len(recent) >= settings.GRADER_RATE_LIMIT_PER_MIN:
@@ -111,7 +112,7 @@ def _check_queue_room() -> None:
         raise GraderBusy(messages.BUSY.format(seconds=wait), wait)
 
 
-def _check_jobs_in_flight(user: Any) -> None:
+def _check_jobs_in_flight(user: User) -> None:
     """A learner has at most GRADER_MAX_JOBS_IN_FLIGHT jobs queued or running, across all rungs.
 
     Retry-After is when the learner's oldest job should be done, at the
@@ -137,7 +138,7 @@ def _check_jobs_in_flight(user: Any) -> None:
     raise TooManyJobsInFlight(messages.TOO_MANY_IN_FLIGHT.format(count=count, limit=limit, seconds=seconds), seconds)
 
 
-def submit_solution(*, user: Any, rung: Rung, kind: str, code: str) -> Submission:
+def submit_solution(*, user: User, rung: Rung, kind: str, code: str) -> Submission:
     """Store a Run or Submit of ``code`` and enqueue its grading after commit.
 
     Backpressure, in order: a learner has at most one job in flight per rung
@@ -301,7 +302,7 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
     return True
 
 
-def update_progress(user: Any, rung: Rung, outcome: str, when: Any) -> Progress:
+def update_progress(user: User, rung: Rung, outcome: str, when: Any) -> Progress:
     progress, _ = Progress.objects.select_for_update().get_or_create(user=user, rung=rung)
     progress.attempts += 1
     if not progress.best_outcome or OUTCOME_RANK[Outcome(outcome)] > OUTCOME_RANK[Outcome(progress.best_outcome)]:
@@ -322,12 +323,12 @@ def cancel_submission(submission: Submission) -> None:
     transaction.on_commit(lambda: events.publish_changed(submission.channel))
 
 
-def has_solved(user: Any, rung: Rung) -> bool:
+def has_solved(user: User, rung: Rung) -> bool:
     if not user.is_authenticated:
         return False
     return Progress.objects.filter(user=user, rung=rung, solved_at__isnull=False).exists()
 
 
-def can_see_reference(user: Any, rung: Rung) -> bool:
+def can_see_reference(user: User, rung: Rung) -> bool:
     """The reference solution and hidden-test descriptions unlock on a passing Submit."""
     return bool(user.is_authenticated and (user.is_staff or has_solved(user, rung)))

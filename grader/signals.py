@@ -18,7 +18,7 @@ def _check_dependencies(sender: Any = None, **kwargs: Any) -> None:
     """A worker without its sandbox image or broker stops here, saying which."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from exercises.runners import WORKER_NODE_ENV
+    from core.runners import WORKER_NODE_ENV
 
     from .checks import require_grading_dependencies
 
@@ -70,7 +70,7 @@ def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
 def _start_pool(**kwargs: Any) -> None:
     """A pool child starts warming its sandbox containers at once, so that its
     first job (often one of a class's burst) does not wait for them."""
-    from exercises.runners import start_pool
+    from core.runners import start_pool
 
     try:
         start_pool()
@@ -81,7 +81,7 @@ def _start_pool(**kwargs: Any) -> None:
 @worker_process_shutdown.connect
 def _close_pool(**kwargs: Any) -> None:
     """A pool child going away removes the containers it kept warm."""
-    from exercises.runners import close_runners
+    from core.runners import close_runners
 
     try:
         close_runners()

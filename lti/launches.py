@@ -19,7 +19,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -29,7 +28,8 @@ from lti_tool.models import LtiLaunch, LtiMembership, LtiUser
 from lti_tool.utils import sync_data_from_launch
 from pylti1p3.exception import LtiException
 
-from authoring.constants import INSTRUCTORS_GROUP
+from core.roles import make_instructor
+from core.types import User
 from exercises.models import Module, Rung
 
 from . import refusals, tool
@@ -46,7 +46,7 @@ NONCE_MEMORY = timedelta(days=2)
 @dataclass(frozen=True)
 class AcceptedLaunch:
     launch: LtiLaunch
-    user: Any
+    user: User
     is_instructor: bool
 
 
@@ -187,10 +187,9 @@ def record_placement(launch: LtiLaunch) -> Placement:
     return placement
 
 
-def grant_instructor(user: Any, module: Module) -> None:
-    """An LMS instructor of a course is an instructor of the module the course links to (authoring/roles.py)."""
-    group, _ = Group.objects.get_or_create(name=INSTRUCTORS_GROUP)
-    user.groups.add(group)
+def grant_instructor(user: User, module: Module) -> None:
+    """An LMS instructor of a course is an instructor of the module the course links to (core/roles.py)."""
+    make_instructor(user)
     module.owners.add(user)
 
 

@@ -13,7 +13,6 @@ LTI_SCORE_MAX_ATTEMPTS; anything else is recorded as failed at once.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import requests
 from django.conf import settings
@@ -25,6 +24,7 @@ from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.exception import LtiException, LtiServiceException
 from pylti1p3.grade import Grade
 
+from core.types import User
 from exercises.models import Rung
 from grader import lifecycle
 from grader.constants import Status
@@ -58,7 +58,7 @@ SCORE_POSTS = lifecycle.JobKind(
 )
 
 
-def score_for(user: Any, placement: Placement) -> float:
+def score_for(user: User, placement: Placement) -> float:
     """1.0 for a rung solved; for a module, the share of its published rungs solved."""
     if placement.rung is not None:
         return 1.0 if Progress.objects.filter(user=user, rung=placement.rung, solved_at__isnull=False).exists() else 0.0

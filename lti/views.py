@@ -23,7 +23,7 @@ from lti_tool.models import Key
 from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
 from pylti1p3.exception import OIDCException
 
-from authoring.roles import can_edit_module
+from core.roles import can_edit_module
 from exercises.models import Module, Rung
 
 from . import deep_linking, launches, refusals, roster, tool

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from grader.write_guard import outside_write_transaction
+from core.write_guard import outside_write_transaction
 
 from . import messages
 from .exceptions import ModelError

@@ -2,7 +2,7 @@
 
 Reference solutions, hidden tests and wrong solutions are never read here.
 The sectioning (``split_sections``, ``reference_anchor``) is the frontend's
-(``frontend.sections``): passages link to the anchors the pages render.
+(``core.sections``): passages link to the anchors the pages render.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from django.urls import reverse
 from django.utils.text import slugify
 
+from core.sections import split_sections
 from exercises.models import Module, Rung
-from frontend.sections import split_sections
 
 from .constants import (
     INDEX_VERSION,

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from exercises.constants import MARKDOWN_MAX_CHARS
+from core.constants import MARKDOWN_MAX_CHARS
+from core.untrusted_patterns import untrusted
+from core.write_guard import outside_write_transaction
 from exercises.models import Module, Rung
-from frontend.untrusted_patterns import untrusted
-from grader.write_guard import outside_write_transaction
 
 from .constants import (
     BM25_B,
@@ -74,7 +74,7 @@ def ensure_index(module: Module) -> None:
     """Rebuild ``module``'s passages when its text changed since the last build.
 
     Called before every search, so a ``load_exercises`` needs no extra step.
-    The passages are cut outside the transaction (grader.write_guard); the
+    The passages are cut outside the transaction (core.write_guard); the
     row lock then makes concurrent first questions store them once.
     """
     digest = source_hash(module)

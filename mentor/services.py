@@ -20,9 +20,10 @@ from django.db import transaction
 from django.db.models import Count, Max, Min
 from django.utils import timezone
 
+from core.learner_lock import lock_learner
+from core.markdown import render_markdown
+from core.types import User
 from exercises.models import Module, Rung
-from frontend.markdown import render_markdown
-from grader.learner_lock import lock_learner
 
 from . import llm, messages
 from .calculators.answer import CalculatorAnswer, calculate
@@ -76,7 +77,7 @@ def passages_json(hits: list[Hit]) -> list[dict[str, str]]:
     return [{**hit.as_json(), "html": str(render_markdown(hit.excerpt))} for hit in hits]
 
 
-def check_rate(user: Any) -> None:
+def check_rate(user: User) -> None:
     """Refuse a question past the per-learner hourly limit (0 = no limit)."""
     limit = settings.MENTOR_MAX_QUESTIONS_PER_HOUR
     if limit and Question.objects.filter(learner=user, created_at__gte=timezone.now() - timedelta(hours=1)).count() >= limit:
@@ -100,7 +101,7 @@ def build_chat(module: Module, question: str, hits: list[Hit], calculation: Calc
     return [{"role": "system", "content": messages.SYSTEM_PROMPT.format(module=module.title)}, {"role": "user", "content": user}]
 
 
-def record_question(*, user: Any, module: Module, rung: Rung | None, text: str, hits: list[Hit], calculator: str = "") -> Question:
+def record_question(*, user: User, module: Module, rung: Rung | None, text: str, hits: list[Hit], calculator: str = "") -> Question:
     return Question.objects.create(
         learner=user,
         module=module,
@@ -112,10 +113,10 @@ def record_question(*, user: Any, module: Module, rung: Rung | None, text: str, 
     )
 
 
-def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Question, list[Hit], CalculatorAnswer | None]:
+def _prepare(user: User, module: Module, rung: Rung | None, text: str) -> tuple[Question, list[Hit], CalculatorAnswer | None]:
     # The search and the calculator come before the transaction: it holds the
     # learner's row, and on SQLite the database's one write lock, so only the
-    # count and the insert may happen inside (grader.write_guard). A question
+    # count and the insert may happen inside (core.write_guard). A question
     # past the limit is refused before any work; the locked count decides.
     check_rate(user)
     hits = search(module, text, rung=rung)
@@ -130,7 +131,7 @@ def _prepare(user: Any, module: Module, rung: Rung | None, text: str) -> tuple[Q
     return question, hits, calculation
 
 
-def answer_question(*, user: Any, module: Module, rung: Rung | None, text: str) -> Answer:
+def answer_question(*, user: User, module: Module, rung: Rung | None, text: str) -> Answer:
     """Answer ``text`` in one piece: from the model when one is configured, else from the calculator and the passages."""
     question, hits, calculation = _prepare(user, module, rung, text)
     answer = Answer(question, hits, passages_answer(hits, calculation), False, passages=passages_json(hits), calculation=calculation)
@@ -149,7 +150,7 @@ def answer_question(*, user: Any, module: Module, rung: Rung | None, text: str) 
     return answer
 
 
-def stream_answer(*, user: Any, module: Module, rung: Rung | None, text: str) -> Iterator[dict[str, Any]]:
+def stream_answer(*, user: User, module: Module, rung: Rung | None, text: str) -> Iterator[dict[str, Any]]:
     """Answer ``text`` as a series of events for a streaming response.
 
     The question is searched and recorded before this returns (so a rate

@@ -14,8 +14,8 @@ import threading
 
 import snowballstemmer
 
-from exercises.constants import MARKDOWN_MAX_CHARS
-from frontend.untrusted_patterns import untrusted
+from core.constants import MARKDOWN_MAX_CHARS
+from core.untrusted_patterns import untrusted
 
 _READS = "a learner's question or an author's passage"
 _CAMEL = untrusted(r"(?<=[a-z])(?=[A-Z])", max_chars=MARKDOWN_MAX_CHARS, reads=_READS)

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
-from authoring.roles import can_edit_module
+from core.roles import can_edit_module
 from exercises.models import Module, Rung
 
 from . import llm, messages, services

@@ -48,9 +48,8 @@ from hypothesis import strategies as st
 from aids.constants import REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS
 from aids.models import ProblemReport
 from authoring import services as authoring_services
-from authoring.constants import INSTRUCTORS_GROUP
 from authoring.models import RungCheck
-from exercises.constants import MARKDOWN_MAX_CHARS
+from core.constants import INSTRUCTORS_GROUP, MARKDOWN_MAX_CHARS
 from exercises.models import Module, Rung
 from grader.constants import Kind, Outcome, Status
 from grader.models import Submission

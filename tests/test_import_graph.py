@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("exercises", "grader", "authoring", "mentor", "frontend", "lti", "aids")
+APPS = ("core", "exercises", "grader", "authoring", "mentor", "frontend", "lti", "aids")
 LIBRARIES = ("sandbox",)
 SKIPPED_PARTS = {"tests", "migrations", "harness", "node_modules", "llm-systems-frontier"}
 

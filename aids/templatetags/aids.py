@@ -10,8 +10,8 @@ from typing import Any
 
 from django import template
 
+from core.markdown import render_markdown
 from exercises.models import Rung
-from frontend.markdown import render_markdown
 
 from .. import services
 

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 
 from aids.constants import ReportStatus
 from aids.models import HintReveal, ProblemReport
-from authoring.constants import INSTRUCTORS_GROUP
+from core.constants import INSTRUCTORS_GROUP
 from exercises.models import Module
 from mentor.tests.test_ask_box_browser import browser  # noqa: F401  (the shared Chromium fixture)
 

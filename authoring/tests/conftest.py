@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group
 
-from authoring.constants import INSTRUCTORS_GROUP
+from core.constants import INSTRUCTORS_GROUP
 from sandbox.testing import FakeRunner
 
 

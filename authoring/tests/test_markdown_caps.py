@@ -11,8 +11,8 @@ import pytest
 from django import forms
 
 from authoring.forms import ModuleForm, RungDraftForm
+from core.constants import MARKDOWN_MAX_CHARS
 from exercises import loader
-from exercises.constants import MARKDOWN_MAX_CHARS
 from exercises.exceptions import CatalogError
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 
 A defence behind the Markdown sanitiser and the templates' escaping: if
 markup ever slips past them (a red-team found an event handler that did,
-frontend/markdown.py), the browser still refuses to run it. So no page may
+core/markdown.py), the browser still refuses to run it. So no page may
 need an inline script or an event-handler attribute either; the browser
 tests fail on the console error a refused script would log.
 """

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.types import User
 from exercises.models import Rung
 from grader import services
 from grader.capacity import measure_capacity
@@ -32,7 +33,7 @@ def _finished_jobs(user, rung, seconds: float, count: int) -> None:
         )
 
 
-def _users(django_user_model, count: int) -> list[object]:
+def _users(django_user_model, count: int) -> list[User]:
     return [django_user_model.objects.create_user(username=f"c{n}", password="a-long-password-1") for n in range(count)]
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.write_guard import outside_write_transaction
 from exercises.models import Module
-from grader.write_guard import outside_write_transaction
 
 from .memory import Working, kv_cache, weights, zero
 from .parse import CalculatorKind, Request, parse_question

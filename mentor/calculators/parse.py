@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from frontend.untrusted_patterns import untrusted
-from grader.write_guard import outside_write_transaction
+from core.untrusted_patterns import untrusted
+from core.write_guard import outside_write_transaction
 
 from ..constants import QUESTION_MAX_CHARS
 from .table import ModelConfig, find_model

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from frontend.untrusted_patterns import untrusted
+from core.untrusted_patterns import untrusted
 
 from ..constants import QUESTION_MAX_CHARS
 

@@ -5,7 +5,7 @@ that locked the learner's row, which on SQLite holds the database's one
 write lock: a question of 240 digits and 736 spaces backtracked for about a
 minute there, and every other learner's draft save and login waited, then
 failed with "database is locked". The slow work now comes before the
-transaction, and grader.write_guard refuses it inside one.
+transaction, and core.write_guard refuses it inside one.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from frontend.markdown import render_markdown
-from grader.write_guard import WorkInWriteTransaction, in_write_transaction, is_guarded
+from core.markdown import render_markdown
+from core.write_guard import WorkInWriteTransaction, in_write_transaction, is_guarded
 from mentor import llm, search
 from mentor.calculators import answer, parse
 from mentor.models import Question

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from frontend import sections
+from core import sections
 from mentor import search, services
 from mentor.models import ModuleIndex, Passage
 from mentor.text import query_terms, stem, terms

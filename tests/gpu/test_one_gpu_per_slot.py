@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exercises import runners
+from core import runners
 from sandbox.container import LABEL, container_options
 from sandbox.jobs import Job, Limits
 from sandbox.pool import ContainerPool

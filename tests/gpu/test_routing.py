@@ -70,7 +70,7 @@ def _process_settings(**env: str) -> dict[str, object]:
     """What a freshly started process (web or worker) decides from its own environment."""
     code = (
         "import django, json; django.setup(); from django.conf import settings; from grader.lifecycle import queue_named;"
-        "from exercises.runners import image_variant;"
+        "from core.runners import image_variant;"
         "print(json.dumps({'queue': queue_named('submit', 'preferred'), 'variant': image_variant(),"
         " 'concurrency': getattr(settings, 'CELERY_WORKER_CONCURRENCY', None)}))"
     )

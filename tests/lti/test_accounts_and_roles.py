@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 from lti_tool.models import LtiMembership, LtiUser
 
-from authoring.roles import can_edit_module, is_instructor
+from core.roles import can_edit_module, is_instructor
 
 from .lms import INSTRUCTOR, LEARNER, Browser, Link
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import docker
 import pytest
 
-from exercises import runners
+from core import runners
 from sandbox.container import container_options, cpuset_for
 from sandbox.jobs import Job, Limits
 from sandbox.runner import SandboxRunner

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.experiments.hugepages import thp_mode
-from exercises import runners
+from core import runners
 from sandbox.container import HUGE_PAGES_TUNABLE, container_options
 from sandbox.jobs import Job, Limits
 from sandbox.runner import SandboxRunner

@@ -8,9 +8,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.runners import sandbox_image
 from exercises.jobs import job_for
 from exercises.models import Rung
-from exercises.runners import sandbox_image
 from sandbox.runner import SandboxRunner
 
 

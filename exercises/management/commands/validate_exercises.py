@@ -8,9 +8,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.runners import default_runner
 from exercises.exceptions import CatalogError
 from exercises.loader import read_catalog
-from exercises.runners import default_runner
 from exercises.validation import RungReport, RungSource, validate_rung
 
 

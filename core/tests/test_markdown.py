@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from frontend.markdown import render_markdown
+from core.markdown import render_markdown
 
 
 def test_math_is_left_for_katex_untouched_by_markdown():

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import pytest
 
-from exercises.constants import MARKDOWN_MAX_CHARS
-from frontend import markdown
-from frontend.markdown import render_markdown
+from core import markdown
+from core.constants import MARKDOWN_MAX_CHARS
+from core.markdown import render_markdown
 
 # The endpoint fuzz test's bound: about five times the slowest case at the cap on
 # this machine unloaded (0.4 s), a seventh of the old renderer's 14 s at a quarter of it.

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from django.utils.text import slugify
 
-from exercises.constants import MARKDOWN_MAX_CHARS
-
+from .constants import MARKDOWN_MAX_CHARS
 from .untrusted_patterns import untrusted
 
 # A heading's spaces and closing hashes are cut off in _heading_text: "(.+?)[ \t]*#*[ \t]*$"

@@ -15,7 +15,7 @@ Every step is linear in the text (issue 55: Python-Markdown took 14 s on
 ``\\[``): the parser is markdown-it-py, the math is found by a scanner that
 remembers which closing delimiters no longer occur, and the result is
 cached by a hash of the text, since a page renders the same text for every
-learner. frontend/tests/test_markdown_worst_case.py times the worst cases at
+learner. core/tests/test_markdown_worst_case.py times the worst cases at
 MARKDOWN_MAX_CHARS.
 """
 
@@ -30,10 +30,9 @@ from django.core.cache import cache
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
-from exercises.constants import MARKDOWN_MAX_CHARS
-from grader.write_guard import outside_write_transaction
-
+from .constants import MARKDOWN_MAX_CHARS
 from .untrusted_patterns import untrusted
+from .write_guard import outside_write_transaction
 
 _ALLOWED_TAGS = {
     "p", "br", "hr", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "a", "h1", "h2", "h3", "h4",

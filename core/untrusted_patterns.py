@@ -4,7 +4,7 @@ Python's ``re`` backtracks: a pattern with two quantifiers that can take the
 same characters (``\\s*-?\\s*``) tries every way of sharing a run between
 them, and one 1,000-character question held the database for 55 s that way.
 Every pattern that reads such text is compiled through ``untrusted`` with
-the longest text it may be given; tests/test_untrusted_patterns.py times
+the longest text it may be given; core/tests/test_untrusted_patterns.py times
 each one on generated worst cases at that length (under 50 ms each), and
 fails on a module-level pattern in the product code that is neither
 registered here nor listed there as reading only our own text.

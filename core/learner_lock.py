@@ -10,14 +10,12 @@ at that line; other learners never do.
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.contrib.auth import get_user_model
+from .types import User
 
 
-def lock_learner(user: Any) -> None:
+def lock_learner(user: User) -> None:
     """Hold ``user``'s row until the transaction ends (SQLite serialises its writers anyway).
 
     Call inside ``transaction.atomic()``, before the count.
     """
-    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+    list(User.objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))

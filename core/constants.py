@@ -1,0 +1,13 @@
+"""Vocabularies several apps share: who is an instructor, how long catalog Markdown may be."""
+
+from __future__ import annotations
+
+# Members of this group (and holders of the permission) are instructors: they author their own modules.
+INSTRUCTORS_GROUP = "instructors"
+AUTHOR_PERMISSION = "authoring.author_modules"
+
+# The longest Markdown text of the catalog (a concept, a worked example, a
+# quick reference, a rung's instructions): seven times the longest shipped
+# one. Rendering and searching are timed at this length
+# (core/tests/test_markdown_worst_case.py, core/tests/test_untrusted_patterns.py).
+MARKDOWN_MAX_CHARS = 50_000
