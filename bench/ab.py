@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.bench import BURST_RUNGS, RUNGS, _rung_dir, burst_kind
+from bench.rungs import BURST_RUNGS, RUNGS, burst_kind, rung_dir
 
 SLOTS = 2
 Side = Callable[[int], dict[str, Any]]
@@ -32,7 +32,7 @@ Side = Callable[[int], dict[str, Any]]
 def job(slug: str, mode: str) -> Any:
     from sandbox.jobs import Job
 
-    folder = _rung_dir(slug)
+    folder = rung_dir(slug)
     reference = (folder / "reference.py").read_text()
     test = "test_hidden.py" if mode == "submit" else "test_visible.py"
     return Job(mode=mode, source=reference, tests={test: (folder / test).read_text()}, reference=reference if mode == "submit" else "")  # type: ignore[arg-type]

@@ -82,16 +82,14 @@ from bench import stack as stack_mod
 from bench.cpu_split import SANDBOX, CpuSampler
 from bench.fork_each import ForkEachTest
 from bench.polling import next_poll_s
+from bench.rungs import BURST_RUNGS, RUNGS, burst_kind, rung_dir
 from bench.runtimes import measure_runtimes
 from bench.sizing import write_guide
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
 from sandbox.container import HUGE_PAGES_TUNABLE
 
-RUNGS_DIR = REPO_ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs"
 RESULTS_PATH = REPO_ROOT / "bench" / "results.json"
 HARNESS_DIR = REPO_ROOT / "sandbox" / "harness"
-RUNGS = {"kv-cache-size": RUNGS_DIR / "01-kv-cache-size", "gqa-kv-cache": RUNGS_DIR / "04-gqa-kv-cache"}
-BURST_RUNGS = ["kv-cache-size", "quantization-arithmetic", "continuous-batching", "gqa-kv-cache", "paged-attention"]
 
 # Issue 15's targets, checked on every run.
 TARGET_BURST_PER_MIN = 200.0
@@ -102,11 +100,6 @@ TARGET_SUBMIT_P50_S = 1.0
 # the database. Neither the Docker engine (the sandbox's own, counted with it for
 # the ceiling's sake) nor the bench's simulated learners ("other") is among them.
 STACK_GROUPS = ("web (gunicorn)", "grader worker (celery)", "database", "redis")
-
-
-def burst_kind(learner: int, rung: int) -> str:
-    """Half the burst's jobs are Runs, half Submits, spread over learners and rungs."""
-    return "submit" if (learner + rung) % 2 else "run"
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -309,16 +302,12 @@ def measure_floor(runs: int) -> list[float]:
     return times
 
 
-def _rung_dir(slug: str) -> Path:
-    return next(RUNGS_DIR.glob(f"*-{slug}"))
-
-
 def _floor_job(slug: str, kind: str, contract: bool = False) -> None:
     """One job of the floor. ``contract``: a Submit then runs its tests again,
     each in a child forked from this warm process, as the grading contract does."""
-    work = _naive_dir(_rung_dir(slug), kind)
+    work = _naive_dir(rung_dir(slug), kind)
     _forget_job_modules("reference")
-    shutil.copy(_rung_dir(slug) / "reference.py", work / "reference.py")
+    shutil.copy(rung_dir(slug) / "reference.py", work / "reference.py")
     # The hidden tests ``import reference``, as the harness lets them.
     sys.path.insert(0, str(work))
     code = _floor_pytest(work)
@@ -478,7 +467,7 @@ def measure_burst(host: str, learners: list[Learner], pace: Callable[[dict[str, 
     """Five jobs from each learner at once, one per rung, Run and Submit mixed, all sent together.
 
     ``pace``: seconds until a job's page polls again, from its last state."""
-    codes = {slug: _rung_dir(slug).joinpath("reference.py").read_text() for slug in BURST_RUNGS}
+    codes = {slug: rung_dir(slug).joinpath("reference.py").read_text() for slug in BURST_RUNGS}
     for learner in learners:
         for slug in BURST_RUNGS:
             learner._page(slug)

@@ -60,8 +60,8 @@ def side_runners(images: dict[str, str]) -> dict[str, Any]:
 def interleave(images: dict[str, str], rounds: int) -> dict[str, dict[str, list[float]]]:
     """Container CPU and wall seconds of each job, per side and kind, the sides taking turns job by job."""
     from bench.ab import grade, job, slot_jobs, wait_warm
-    from bench.bench import BURST_RUNGS
     from bench.cpu_split import _docker_ns
+    from bench.rungs import BURST_RUNGS
 
     names = list(images)
     runners = side_runners(images)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from bench import bench
+from bench.rungs import rung_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox" / "harness"))
 
@@ -108,7 +109,7 @@ def test_a_contract_floor_submit_runs_every_hidden_test_twice(monkeypatch: pytes
         assert seen == []  # a Run's grading has no re-run
         bench._floor_job("kv-cache-size", "submit", contract=True)  # SystemExit if a test failed
     (rerun,) = seen
-    hidden = (bench._rung_dir("kv-cache-size") / "test_hidden.py").read_text()
+    hidden = (rung_dir("kv-cache-size") / "test_hidden.py").read_text()
     names = {line.split("(")[0].removeprefix("def ") for line in hidden.splitlines() if line.startswith("def test_")}
     assert set(rerun.outcomes) == names and len(names) >= 10
     assert rerun.all_passed()

@@ -63,8 +63,8 @@ def phases_of(marks: dict[str, float], started: float, ended: float) -> dict[str
 def measure_sandbox(image: str, runs: int) -> dict[str, dict[str, Any]]:
     """Each burst rung as a Run and a Submit, ``runs`` times back to back on one pinned warm runner."""
     from bench.ab import grade, job, runner, wait_warm
-    from bench.bench import BURST_RUNGS
     from bench.cpu_split import docker_user_sys_s
+    from bench.rungs import BURST_RUNGS
 
     slot_runner = runner(image, {"first_core": 0})
     found: dict[str, dict[str, Any]] = {}
@@ -108,7 +108,8 @@ def _floor_cpu(runs: int, queue: Any) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from bench.bench import BURST_RUNGS, _floor_job, _freeze_warm_heap, _harness_pytest
+    from bench.bench import _floor_job, _freeze_warm_heap, _harness_pytest
+    from bench.rungs import BURST_RUNGS
 
     found: dict[str, list[float]] = {}
     with _harness_pytest():

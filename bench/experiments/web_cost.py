@@ -71,7 +71,8 @@ class Side:
 
     def start(self) -> None:
         from bench import stack as stack_mod
-        from bench.bench import RUNGS, Learner
+        from bench.bench import Learner
+        from bench.rungs import RUNGS
         from bench.stack import USER_PREFIX
 
         stack_mod.start(self.stack, self.config)
