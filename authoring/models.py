@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from exercises.constants import Difficulty, GpuNeed
 from exercises.models import Module, Rung, RungVersion
-
-from .constants import CheckStatus
+from grader.models import ClaimedJob
 
 
 class RungDraft(models.Model):
@@ -61,8 +59,8 @@ class RungDraft(models.Model):
         return f"draft of {self.slug}"
 
 
-class RungCheck(models.Model):
-    """One run of ``validate_rung`` over a draft's content at one moment."""
+class RungCheck(ClaimedJob):
+    """One run of ``validate_rung`` over a draft's content at one moment, claimed like a submission (grader.lifecycle)."""
 
     draft = models.ForeignKey(RungDraft, on_delete=models.CASCADE, related_name="checks")
     # The draft's content hash when the Check was asked for: a later edit
@@ -71,7 +69,6 @@ class RungCheck(models.Model):
     # The rung's files as checked ({relative path: text}): the worker checks
     # this snapshot, never the draft, which may have changed since.
     files = models.JSONField(default=dict)
-    status = models.CharField(max_length=10, choices=CheckStatus.choices, default=CheckStatus.QUEUED, db_index=True)
     ok = models.BooleanField(default=False)
     # [{"claim", "ok", "evidence"}], from exercises.validation.Fact.
     facts = models.JSONField(default=list, blank=True)
@@ -82,12 +79,6 @@ class RungCheck(models.Model):
     seconds = models.FloatField(default=0.0)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-    # Claimed like a submission (grader.lifecycle): claimer, tries, times.
-    claimed_by = models.CharField(max_length=200, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    enqueued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -21,7 +21,6 @@ from grader.constants import QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, Outcome, Status
 from grader.lifecycle import queue_named
 from grader.models import RejudgeResult, Submission
 
-from .constants import CheckStatus
 from .models import RungCheck
 
 log = logging.getLogger(__name__)
@@ -111,8 +110,8 @@ def snapshot() -> Snapshot:
     errors = Submission.objects.filter(outcome=Outcome.INFRA_ERROR, finished_at__gte=hour_ago)
     snap.infra_errors = list(errors.select_related("user", "rung").order_by("-finished_at")[:20])
     snap.infra_by_code = [(row["error_code"] or "(none)", row["n"]) for row in errors.values("error_code").annotate(n=Count("pk")).order_by("-n")]
-    snap.checks_waiting = RungCheck.objects.filter(status=CheckStatus.QUEUED).count()
-    snap.checks_running = RungCheck.objects.filter(status=CheckStatus.RUNNING).count()
+    snap.checks_waiting = RungCheck.objects.filter(status=Status.QUEUED).count()
+    snap.checks_running = RungCheck.objects.filter(status=Status.RUNNING).count()
     snap.rejudges_waiting = RejudgeResult.objects.exclude(status=Status.DONE).count()
     return snap
 

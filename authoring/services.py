@@ -32,11 +32,10 @@ from exercises.models import Module, Rung, RungVersion
 from exercises.services import publish_rung_version
 from exercises.validation import RungSource, validate_rung
 from grader import lifecycle
-from grader.constants import Kind
+from grader.constants import Kind, Status
 from sandbox.interface import Runner
 
 from . import messages
-from .constants import CheckStatus
 from .exceptions import AuthoringError, CheckRefused, PublishRefused
 from .models import RungCheck, RungDraft
 from .problems import by_field as problems_by_field
@@ -119,7 +118,7 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
     fresh = check is not None and check.content_hash == digest
     published = draft.rung.current_version if draft.rung_id and draft.rung else None
     unchanged = published is not None and published.content_hash == digest
-    refusal = mutation_refusal(check) if check is not None and check.status == CheckStatus.DONE and check.ok else None
+    refusal = mutation_refusal(check) if check is not None and check.status == Status.DONE and check.ok else None
     return {
         "problems": [str(problem) for problem in map(describe_problem, problems)],
         "problems_by_field": problems_by_field(problems),
@@ -129,7 +128,7 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
         "mutation": mutation_view(check) if check is not None else None,
         "solutions": solutions_view(check) if check is not None else [],
         "mutation_refusal": refusal,
-        "publishable": bool(digest and check is not None and fresh and check.status == CheckStatus.DONE and check.ok and not refusal
+        "publishable": bool(digest and check is not None and fresh and check.status == Status.DONE and check.ok and not refusal
                             and not unchanged),
         "unchanged": unchanged,
         "published": published,
@@ -201,7 +200,7 @@ CHECKS = lifecycle.JobKind(
 # A Check's wait before its first one is measured (seconds), and how many recent ones the estimate reads.
 CHECK_SECONDS_ESTIMATE = 60
 CHECK_SECONDS_SAMPLE = 10
-_IN_FLIGHT = (CheckStatus.QUEUED, CheckStatus.RUNNING)
+_IN_FLIGHT = (Status.QUEUED, Status.RUNNING)
 
 
 def files_digest(files: dict[str, str]) -> str:
@@ -215,7 +214,7 @@ def _same_files(check: RungCheck, digest: str) -> bool:
 
 def _retry_after(in_flight: list[RungCheck]) -> int:
     """Seconds until the oldest of these Checks is likely done (the median of the last Checks' times)."""
-    recent = list(RungCheck.objects.filter(status=CheckStatus.DONE, seconds__gt=0).order_by("-finished_at").values_list("seconds", flat=True)[:CHECK_SECONDS_SAMPLE])
+    recent = list(RungCheck.objects.filter(status=Status.DONE, seconds__gt=0).order_by("-finished_at").values_list("seconds", flat=True)[:CHECK_SECONDS_SAMPLE])
     typical = statistics.median(recent) if recent else CHECK_SECONDS_ESTIMATE
     elapsed = min((timezone.now() - check.enqueued_at).total_seconds() for check in in_flight)
     return max(5, round(typical - elapsed))
@@ -247,14 +246,14 @@ def request_check(draft: RungDraft, user: User) -> RungCheck:
             who = in_flight[0].requested_by.get_username() if in_flight[0].requested_by else "someone"
             seconds = _retry_after(in_flight)
             raise CheckRefused(messages.CHECK_IN_FLIGHT_FOR_DRAFT.format(pk=in_flight[0].pk, who=who, seconds=seconds), seconds)
-        done = RungCheck.objects.filter(draft=draft, content_hash=files.content_hash, status=CheckStatus.DONE, error="")
+        done = RungCheck.objects.filter(draft=draft, content_hash=files.content_hash, status=Status.DONE, error="")
         reusable = next((check for check in done if _same_files(check, digest)), None)
         if reusable is not None:
             if reusable == draft.checks.first():
                 return reusable
             # The latest Check is what the editor shows and publishing reads: a copy of the result becomes it.
             return RungCheck.objects.create(
-                draft=draft, content_hash=reusable.content_hash, files=reusable.files, status=CheckStatus.DONE, ok=reusable.ok,
+                draft=draft, content_hash=reusable.content_hash, files=reusable.files, status=Status.DONE, ok=reusable.ok,
                 facts=reusable.facts, summary=reusable.summary, mutation=reusable.mutation, seconds=reusable.seconds,
                 requested_by=user, started_at=reusable.started_at, finished_at=reusable.finished_at,
             )
@@ -326,7 +325,7 @@ def _publish(pk: int, read_at: Any, files: RungFiles, user: User) -> RungVersion
         raise PublishRefused("run a Check first: publishing needs a passing Check")
     if check.content_hash != files.content_hash:
         raise PublishRefused("the draft changed since its last Check: run the Check again")
-    if check.status != CheckStatus.DONE:
+    if check.status != Status.DONE:
         raise PublishRefused("the Check has not finished yet")
     if not check.ok:
         raise PublishRefused("the last Check failed: fix the failing facts and check again")

@@ -32,11 +32,11 @@ from core.roles import can_edit_module, is_admin, is_instructor
 from core.types import AuthenticatedHttpRequest
 from exercises.models import Module, Rung
 from grader import rejudge
+from grader.constants import Status
 from grader.models import Rejudge
 
 from . import messages as instructor_messages
 from . import operations, services, stats, transfer
-from .constants import CheckStatus
 from .exceptions import AuthoringError, CheckRefused, ImportRefused, PublishRefused
 from .forms import (
     AlternativeFormSet,
@@ -283,7 +283,7 @@ def _check(request: AuthenticatedHttpRequest, module: Module, draft: RungDraft, 
     except AuthoringError as exc:
         messages.error(request, str(exc))
     else:
-        if check.status == CheckStatus.DONE:
+        if check.status == Status.DONE:
             messages.info(request, instructor_messages.CHECK_REUSED)
         else:
             messages.info(request, instructor_messages.CHECK_SAVED_AND_QUEUED if saved else instructor_messages.CHECK_QUEUED)

@@ -20,7 +20,8 @@ def _channel_token() -> str:
 class ClaimedJob(models.Model):
     """The fields ``grader.lifecycle`` claims, requeues and finishes a job by (see ``JobKind``).
 
-    For kinds other apps register (e.g. the LTI app's score posts).
+    Every claimed job inherits them: submissions, rejudge results, authoring
+    Checks, the LTI app's score posts. Only ``grader.lifecycle`` changes them.
     """
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
@@ -34,7 +35,7 @@ class ClaimedJob(models.Model):
         abstract = True
 
 
-class Submission(models.Model):
+class Submission(ClaimedJob):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     # Denormalised from rung_version so the database itself can enforce
     # "one job in flight per learner per rung" (see Meta.constraints).
@@ -42,14 +43,11 @@ class Submission(models.Model):
     rung_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="submissions")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     code = models.TextField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
     message = models.TextField(blank=True, help_text="Summary shown to the learner (e.g. the syntax error).")
     error_code = models.CharField(max_length=40, blank=True, help_text="Stable id of an infrastructure failure.")
     stdout = models.TextField(blank=True)
     stderr = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0, help_text="Grading attempts (infrastructure retries).")
-    claimed_by = models.CharField(max_length=200, blank=True, help_text="The worker that claimed it last.")
     timings = models.JSONField(default=dict, blank=True)
     # Seeds the hidden tests' generated inputs; a rejudge reuses it, so a
     # grade can always be reproduced.
@@ -59,9 +57,6 @@ class Submission(models.Model):
     machine = models.JSONField(default=dict, blank=True)
     # Unguessable id of the submission's live-update channel.
     channel = models.CharField(max_length=64, default=_channel_token, unique=True, editable=False)
-    enqueued_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-enqueued_at", "-pk"]
@@ -143,14 +138,13 @@ class Rejudge(models.Model):
         return f"Rejudge #{self.pk} ({self.target})"
 
 
-class RejudgeResult(models.Model):
+class RejudgeResult(ClaimedJob):
     """One submission graded again: the grade it had, and the grade it gets."""
 
     rejudge = models.ForeignKey(Rejudge, on_delete=models.CASCADE, related_name="results")
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="rejudge_results")
     old_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="+")
     new_version = models.ForeignKey(RungVersion, on_delete=models.PROTECT, related_name="+")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     old_outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
     new_outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
     # Per-test outcomes as [{"name", "outcome", "message"}], before and after.
@@ -158,12 +152,6 @@ class RejudgeResult(models.Model):
     new_tests = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True)
     error_code = models.CharField(max_length=40, blank=True)
-    # Claimed like a submission (grader.lifecycle): claimer, tries, times.
-    claimed_by = models.CharField(max_length=200, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    enqueued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     applied = models.BooleanField(default=False)
 
     class Meta:

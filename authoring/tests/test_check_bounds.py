@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 
 from authoring import services
-from authoring.constants import CheckStatus
 from authoring.models import RungCheck, RungDraft
 from exercises.models import Module, Rung
+from grader.constants import Status
 
 MODULE = "inference-and-serving"
 pytestmark = pytest.mark.django_db
@@ -45,7 +45,7 @@ def test_three_checks_of_an_unchanged_draft_leave_one_in_flight(author: Client, 
     with django_capture_on_commit_callbacks(execute=True):
         answers = [_check(author, "kv-cache-size") for _ in range(3)]
     assert [answer.status_code for answer in answers] == [302] * 3
-    assert RungCheck.objects.filter(status__in=(CheckStatus.QUEUED, CheckStatus.RUNNING)).count() == 1
+    assert RungCheck.objects.filter(status__in=(Status.QUEUED, Status.RUNNING)).count() == 1
     assert len(enqueued) == 1
 
 
@@ -66,21 +66,21 @@ def test_a_finished_check_of_the_same_files_is_reused(author: Client, enqueued: 
     with django_capture_on_commit_callbacks(execute=True):
         _check(author, "kv-cache-size")
     first = RungCheck.objects.get()
-    RungCheck.objects.filter(pk=first.pk).update(status=CheckStatus.DONE, ok=True, seconds=12.0, facts=[{"claim": "reference passes", "ok": True, "evidence": ""}])
+    RungCheck.objects.filter(pk=first.pk).update(status=Status.DONE, ok=True, seconds=12.0, facts=[{"claim": "reference passes", "ok": True, "evidence": ""}])
     original = draft.instructions_md
     draft.instructions_md += "\nA change.\n"
     draft.save()
     with django_capture_on_commit_callbacks(execute=True):
         _check(author, "kv-cache-size")  # other files: a new Check
     assert len(enqueued) == 2
-    RungCheck.objects.exclude(pk=first.pk).update(status=CheckStatus.DONE, ok=False)
+    RungCheck.objects.exclude(pk=first.pk).update(status=Status.DONE, ok=False)
     draft.instructions_md = original
     draft.save()
     with django_capture_on_commit_callbacks(execute=True):
         _check(author, "kv-cache-size")  # back to the first files: its result again, nothing enqueued
     assert len(enqueued) == 2
     latest = draft.checks.first()
-    assert latest is not None and latest.pk not in (first.pk,) and latest.ok and latest.status == CheckStatus.DONE
+    assert latest is not None and latest.pk not in (first.pk,) and latest.ok and latest.status == Status.DONE
     assert latest.facts == [{"claim": "reference passes", "ok": True, "evidence": ""}]
     assert services.draft_state(draft)["check_fresh"]
     assert "This content was checked already" in _said(author)

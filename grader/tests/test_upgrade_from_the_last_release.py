@@ -141,3 +141,45 @@ def test_after_the_upgrade_one_job_per_learner_and_rung_is_still_enforced(releas
     with pytest.raises(IntegrityError):
         Submission.objects.create(user_id=queued.user_id, rung_id=queued.rung_id, rung_version_id=queued.rung_version_id, kind="run",
                                   code="print(2)\n", status="queued", channel="channel-second")
+
+
+# The last migrations before Submission, RejudgeResult and RungCheck shared grader.models.ClaimedJob (issue 56).
+BEFORE_CLAIMED_JOB = [("grader", "0008_submission_machine"), ("authoring", "0006_rungdraft_alternatives_domain")]
+CLAIM = {"status": "running", "claimed_by": "worker@a#1f2e3d", "attempts": 2}
+
+
+def test_claimed_jobs_keep_their_claims_when_they_share_one_base_model(transactional_db):
+    apps = _migrate([node for node in _head() if node[0] not in dict(BEFORE_CLAIMED_JOB)] + BEFORE_CLAIMED_JOB)
+    try:
+        User = apps.get_model("auth", "User")
+        Module = apps.get_model("exercises", "Module")
+        Rung, RungVersion = apps.get_model("exercises", "Rung"), apps.get_model("exercises", "RungVersion")
+        module = Module.objects.create(track=apps.get_model("exercises", "Track").objects.create(slug="llm", title="LLM"), slug="serving", title="Serving")
+        rung = Rung.objects.create(module=module, slug="kv-cache")
+        version = RungVersion.objects.create(
+            rung=rung, number=1, content_hash="hash-1", title="KV cache", minutes=10, difficulty="easy", instructions_md="# KV",
+            starter_code="", reference_code="", visible_tests="", hidden_tests="",
+        )
+        lena = User.objects.create(username="lena", password="not-a-real-hash")
+        times = {"enqueued_at": "2026-11-30T10:00:00Z", "started_at": "2026-11-30T10:00:05Z"}
+        submission = apps.get_model("grader", "Submission").objects.create(
+            user=lena, rung=rung, rung_version=version, kind="submit", code="x = 1\n", channel="channel-1", **CLAIM, **times
+        )
+        rejudge = apps.get_model("grader", "Rejudge").objects.create(target="current")
+        result = apps.get_model("grader", "RejudgeResult").objects.create(
+            rejudge=rejudge, submission=submission, old_version=version, new_version=version, old_outcome="passed", **CLAIM, **times
+        )
+        draft = apps.get_model("authoring", "RungDraft").objects.create(module=module, slug="kv-cache", title="KV cache")
+        check = apps.get_model("authoring", "RungCheck").objects.create(draft=draft, content_hash="c" * 64, files={"reference.py": "x = 1\n"},
+                                                                        **CLAIM, **times)
+        # Submission.enqueued_at was auto_now_add: the row holds the time it was saved, whatever was passed.
+        before = {model: model.objects.filter(pk=pk).values(*CLAIM, "enqueued_at", "started_at", "finished_at").get()
+                  for model, pk in [(type(submission), submission.pk), (type(result), result.pk), (type(check), check.pk)]}
+    finally:
+        apps = _migrate(_head())
+
+    for old_model, row in before.items():
+        model = apps.get_model(old_model._meta.app_label, old_model._meta.model_name)
+        assert model.objects.values(*CLAIM, "enqueued_at", "started_at", "finished_at").get() == row
+    assert apps.get_model("grader", "Submission").objects.get().channel == "channel-1"
+    assert apps.get_model("authoring", "RungCheck").objects.get().files == {"reference.py": "x = 1\n"}
