@@ -1,5 +1,6 @@
 """Shared fixtures: real Redis, a real Celery worker process, the sandbox image,
-and the personas (a learner, another learner, a staff admin).
+the personas (a learner, another learner, an instructor, another instructor,
+a staff admin, and logged-in clients of the learners) and the KV-cache rung.
 
 Tests that need a service are marked (``redis``, ``docker``, ``worker``,
 ``browser``) so they can be selected or skipped with ``-m``.
@@ -277,6 +278,7 @@ def worker(worker_factory: Any) -> WorkerProcess:
     return started
 
 
+# The personas, one of each, shared by every app's tests (browser tests log in with these passwords).
 @pytest.fixture
 def learner(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user(username="lena", password="learner-pass-123")
@@ -287,9 +289,47 @@ def other_learner(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user(username="omar", password="learner-pass-456")
 
 
+def _instructor(django_user_model: Any, username: str) -> Any:
+    from core.roles import make_instructor
+
+    user = django_user_model.objects.create_user(username=username, password="instructor-pass-123")
+    make_instructor(user)
+    return user
+
+
+@pytest.fixture
+def instructor(django_user_model: Any) -> Any:
+    """A member of the instructors group (owns no module until a test gives it one)."""
+    return _instructor(django_user_model, "ines")
+
+
+@pytest.fixture
+def other_instructor(django_user_model: Any) -> Any:
+    return _instructor(django_user_model, "ivan")
+
+
 @pytest.fixture
 def admin_user(django_user_model: Any) -> Any:
     return django_user_model.objects.create_superuser(username="ada", password="admin-pass-789")
+
+
+@pytest.fixture
+def learner_client(learner: Any) -> Any:
+    """A test client logged in as the learner (a client of its own: ``client`` stays anonymous)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(learner)
+    return client
+
+
+@pytest.fixture
+def other_learner_client(other_learner: Any) -> Any:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(other_learner)
+    return client
 
 
 @pytest.fixture
@@ -298,6 +338,14 @@ def catalog(db: Any, settings: Any) -> Any:
     from exercises.services import sync_catalog
 
     return sync_catalog(settings.EXERCISES_DIR)
+
+
+@pytest.fixture
+def kv_rung(catalog: Any) -> Any:
+    """The shipped catalog's first rung (kv-cache-size), with its current version."""
+    from exercises.models import Rung
+
+    return Rung.objects.select_related("current_version").get(slug="kv-cache-size")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -16,25 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 KV = ROOT / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
 
 
-@pytest.fixture
-def kv(catalog) -> Rung:
-    return Rung.objects.get(slug="kv-cache-size")
-
-
-@pytest.fixture
-def lena(learner) -> Client:
-    client = Client()
-    client.force_login(learner)
-    return client
-
-
-@pytest.fixture
-def omar(other_learner) -> Client:
-    client = Client()
-    client.force_login(other_learner)
-    return client
-
-
 def post_run(client: Client, kv: Rung, **data: object):
     fields = {"code": "x = 1\n", "version": kv.current_version.number, **data}  # type: ignore[union-attr]
     return client.post("/rungs/kv-cache-size/run", fields)
@@ -43,55 +23,55 @@ def post_run(client: Client, kv: Rung, **data: object):
 # --- bad input ----------------------------------------------------------------
 
 
-def test_code_over_the_size_limit_is_refused_clearly(kv, lena):
-    response = post_run(lena, kv, code="#" * (64 * 1024 + 1))
+def test_code_over_the_size_limit_is_refused_clearly(kv_rung, learner_client):
+    response = post_run(learner_client, kv_rung, code="#" * (64 * 1024 + 1))
     assert response.status_code == 413  # Payload Too Large: the workspace words it
     assert "the limit is 65,536 bytes" in response.json()["error"]
     assert Submission.objects.count() == 0
 
 
-def test_bytes_that_are_not_utf8_are_refused(kv, lena):
-    body = f"code=%FF%FE&version={kv.current_version.number}"
-    response = lena.post("/rungs/kv-cache-size/run", body, content_type="application/x-www-form-urlencoded")
+def test_bytes_that_are_not_utf8_are_refused(kv_rung, learner_client):
+    body = f"code=%FF%FE&version={kv_rung.current_version.number}"
+    response = learner_client.post("/rungs/kv-cache-size/run", body, content_type="application/x-www-form-urlencoded")
     assert response.status_code == 400 and "UTF-8" in response.json()["error"]
     assert Submission.objects.count() == 0
 
 
-def test_nul_bytes_are_refused(kv, lena):
-    response = post_run(lena, kv, code="x = 1\x00\n")
+def test_nul_bytes_are_refused(kv_rung, learner_client):
+    response = post_run(learner_client, kv_rung, code="x = 1\x00\n")
     assert response.status_code == 400 and "NUL" in response.json()["error"]
     assert Submission.objects.count() == 0
 
 
-def test_an_unknown_rung_is_404(kv, lena):
-    assert lena.post("/rungs/no-such-rung/run", {"code": "x", "version": 1}).status_code == 404
-    assert lena.post("/rungs/kv-cache-size/rejudge", {"code": "x", "version": 1}).status_code == 404
+def test_an_unknown_rung_is_404(kv_rung, learner_client):
+    assert learner_client.post("/rungs/no-such-rung/run", {"code": "x", "version": 1}).status_code == 404
+    assert learner_client.post("/rungs/kv-cache-size/rejudge", {"code": "x", "version": 1}).status_code == 404
     assert Submission.objects.count() == 0
 
 
-def test_a_stale_rung_version_is_409_with_a_reason(kv, lena):
-    response = post_run(lena, kv, version=kv.current_version.number + 7)
+def test_a_stale_rung_version_is_409_with_a_reason(kv_rung, learner_client):
+    response = post_run(learner_client, kv_rung, version=kv_rung.current_version.number + 7)
     assert response.status_code == 409 and "Reload" in response.json()["error"]
     assert Submission.objects.count() == 0
 
 
-def test_a_missing_csrf_token_is_403(kv, learner):
+def test_a_missing_csrf_token_is_403(kv_rung, learner):
     client = Client(enforce_csrf_checks=True)
     client.force_login(learner)
-    assert post_run(client, kv).status_code == 403
+    assert post_run(client, kv_rung).status_code == 403
     assert Submission.objects.count() == 0
 
 
-def test_forged_form_fields_are_ignored_or_refused(kv, lena, learner, other_learner):
-    assert post_run(lena, kv, version="not-a-number").status_code == 400
-    response = post_run(lena, kv, user=other_learner.pk, user_id=other_learner.pk, status="done", outcome="passed")
+def test_forged_form_fields_are_ignored_or_refused(kv_rung, learner_client, learner, other_learner):
+    assert post_run(learner_client, kv_rung, version="not-a-number").status_code == 400
+    response = post_run(learner_client, kv_rung, user=other_learner.pk, user_id=other_learner.pk, status="done", outcome="passed")
     assert response.status_code == 202
     submission = Submission.objects.get()
     assert (submission.user_id, submission.status, submission.outcome) == (learner.pk, "queued", "")
 
 
-def test_anonymous_visitors_cannot_submit(kv, client):
-    response = post_run(client, kv)
+def test_anonymous_visitors_cannot_submit(kv_rung, client):
+    response = post_run(client, kv_rung)
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
     assert Submission.objects.count() == 0
 
@@ -129,22 +109,22 @@ def test_every_url_carrying_an_id_has_an_authorization_test():
     assert not missing, f"add an authorization test for {missing} and list it in URLS_WITH_IDS"
 
 
-def test_another_learners_submission_is_404(kv, learner, lena, omar):
-    post_run(lena, kv)
+def test_another_learners_submission_is_404(kv_rung, learner, learner_client, other_learner_client):
+    post_run(learner_client, kv_rung)
     submission = Submission.objects.get()
-    assert lena.get(f"/submissions/{submission.pk}/state").status_code == 200
-    assert omar.get(f"/submissions/{submission.pk}/state").status_code == 404
+    assert learner_client.get(f"/submissions/{submission.pk}/state").status_code == 200
+    assert other_learner_client.get(f"/submissions/{submission.pk}/state").status_code == 404
 
 
-def test_another_learners_live_channel_is_404(kv, lena, omar):
-    post_run(lena, kv)
+def test_another_learners_live_channel_is_404(kv_rung, learner_client, other_learner_client):
+    post_run(learner_client, kv_rung)
     channel = Submission.objects.get().channel
-    assert omar.get(f"/events/{channel}").status_code == 404
+    assert other_learner_client.get(f"/events/{channel}").status_code == 404
 
 
-def test_the_admin_is_closed_to_learners(kv, lena):
+def test_the_admin_is_closed_to_learners(kv_rung, learner_client):
     for path in ("/admin/", "/admin/grader/submission/", "/admin/exercises/rungversion/"):
-        response = lena.get(path)
+        response = learner_client.get(path)
         assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
@@ -157,13 +137,13 @@ def _secrets() -> list[str]:
     return [line for line in lines if len(line) > 30 and line not in visible and not line.startswith(("#", '"""', "def test_"))][:40]
 
 
-def test_hidden_tests_and_the_reference_are_on_no_page_or_api_before_passing(kv, learner, lena, settings):
+def test_hidden_tests_and_the_reference_are_on_no_page_or_api_before_passing(kv_rung, learner, learner_client, settings):
     secrets = _secrets()
     assert len(secrets) >= 10
-    post_run(lena, kv)
+    post_run(learner_client, kv_rung)
     submission = Submission.objects.get()
     bodies = {
-        path: lena.get(path).content.decode()
+        path: learner_client.get(path).content.decode()
         for path in (
             "/",
             "/tracks/llm-systems-frontier/",
@@ -174,13 +154,13 @@ def test_hidden_tests_and_the_reference_are_on_no_page_or_api_before_passing(kv,
             f"/submissions/{submission.pk}/state",
         )
     }
-    assert lena.get("/rungs/kv-cache-size/reference").status_code == 403
+    assert learner_client.get("/rungs/kv-cache-size/reference").status_code == 403
     for path, body in bodies.items():
         for secret in secrets:
             assert secret not in body, f"{path} leaks {secret!r}"
 
 
-def test_no_static_file_carries_the_catalog(kv, client):
+def test_no_static_file_carries_the_catalog(kv_rung, client):
     from django.contrib.staticfiles import finders
 
     for finder in finders.get_finders():

@@ -34,7 +34,6 @@ from urllib.parse import urlencode
 import pytest
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.signals import request_finished
@@ -49,7 +48,7 @@ from aids.constants import REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS
 from aids.models import ProblemReport
 from authoring import services as authoring_services
 from authoring.models import RungCheck
-from core.constants import INSTRUCTORS_GROUP, MARKDOWN_MAX_CHARS
+from core.constants import MARKDOWN_MAX_CHARS
 from exercises.models import Module, Rung
 from grader.constants import Kind, Outcome, Status
 from grader.models import Submission
@@ -176,10 +175,8 @@ def _bodies(fields: dict[str, list[int]], files: set[str]) -> st.SearchStrategy[
 
 # --- the test -------------------------------------------------------------------
 @pytest.fixture
-def objects(catalog: Any, learner: Any, admin_user: Any, django_user_model: Any, enqueued: list[Any], settings: Any) -> dict[str, Any]:
+def objects(catalog: Any, learner: Any, instructor: Any, admin_user: Any, enqueued: list[Any], settings: Any) -> dict[str, Any]:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # logins are posted to as well
-    instructor = django_user_model.objects.create_user(username="ines", password="instructor-pass-1")
-    instructor.groups.add(Group.objects.get_or_create(name=INSTRUCTORS_GROUP)[0])
     module = Module.objects.get(slug=MODULE)
     module.owners.add(instructor)
     rung = Rung.objects.select_related("current_version").get(slug=RUNG)

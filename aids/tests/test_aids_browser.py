@@ -6,21 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
 
 from aids.constants import ReportStatus
 from aids.models import HintReveal, ProblemReport
-from core.constants import INSTRUCTORS_GROUP
 from exercises.models import Module
 from mentor.tests.test_ask_box_browser import browser  # noqa: F401  (the shared Chromium fixture)
+from tests.browser.login import signed_in_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _page_as(user: Any, live_server: Any, client: Any, settings: Any, chromium: Any) -> Any:
-    client.force_login(user)
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+def _page_as(user: Any, live_server: Any, chromium: Any) -> Any:
+    context = signed_in_context(chromium, live_server.url, user, viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(15_000)
     errors: list[str] = []
@@ -30,11 +27,11 @@ def _page_as(user: Any, live_server: Any, client: Any, settings: Any, chromium: 
 
 
 def test_hints_are_revealed_and_a_report_is_filed_resolved_and_read(
-    live_server: Any, catalog: Any, learner: Any, django_user_model: Any, client: Any, settings: Any, browser: Any  # noqa: F811
+    live_server: Any, catalog: Any, learner: Any, instructor: Any, browser: Any  # noqa: F811
 ) -> None:
     from playwright.sync_api import expect
 
-    page = _page_as(learner, live_server, client, settings, browser)
+    page = _page_as(learner, live_server, browser)
     page.goto(f"{live_server.url}/rungs/kv-cache-size/")
     hints = page.locator("#hint-list > li")
     expect(hints).to_have_count(0)
@@ -57,10 +54,8 @@ def test_hints_are_revealed_and_a_report_is_filed_resolved_and_read(
     assert report.learner == learner and "def kv_cache_bytes" in report.code  # the editor's code went along
     assert page.errors == []
 
-    owner = django_user_model.objects.create_user(username="ines", password="instructor-pass-1")
-    owner.groups.add(Group.objects.get_or_create(name=INSTRUCTORS_GROUP)[0])
-    Module.objects.get(slug="inference-and-serving").owners.add(owner)
-    instructor_page = _page_as(owner, live_server, client, settings, browser)
+    Module.objects.get(slug="inference-and-serving").owners.add(instructor)
+    instructor_page = _page_as(instructor, live_server, browser)
     instructor_page.goto(f"{live_server.url}/author/modules/inference-and-serving/reports/")
     instructor_page.click(f"a[href='/author/modules/inference-and-serving/reports/{report.pk}/'] >> nth=0")
     expect(instructor_page.locator("pre").first).to_contain_text("def kv_cache_bytes")

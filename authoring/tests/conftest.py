@@ -1,4 +1,4 @@
-"""Personas of authoring (on top of the shared learner, other learner and admin),
+"""Fixtures of authoring's tests (the personas are the root conftest's): fast password hashing,
 and the shared fake runner (``sandbox.testing``) for tests where Docker is not the point."""
 
 from __future__ import annotations
@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
 
-from core.constants import INSTRUCTORS_GROUP
 from sandbox.testing import FakeRunner
 
 
@@ -16,23 +14,6 @@ from sandbox.testing import FakeRunner
 def _fast_password_hashing(settings: Any) -> None:
     # Each persona's password is hashed once per test; the default hasher is slow by design.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def _make_instructor(django_user_model: Any, username: str) -> Any:
-    user = django_user_model.objects.create_user(username=username, password="instructor-pass-1")
-    group, _ = Group.objects.get_or_create(name=INSTRUCTORS_GROUP)
-    user.groups.add(group)
-    return user
-
-
-@pytest.fixture
-def instructor(django_user_model: Any) -> Any:
-    return _make_instructor(django_user_model, "ines")
-
-
-@pytest.fixture
-def other_instructor(django_user_model: Any) -> Any:
-    return _make_instructor(django_user_model, "ivan")
 
 
 @pytest.fixture

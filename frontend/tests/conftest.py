@@ -3,30 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from exercises.models import Rung
 from grader.constants import Kind, Outcome, Status
 from grader.models import Submission
-
-
-@pytest.fixture
-def kv_rung(catalog: Any) -> Rung:
-    return Rung.objects.select_related("current_version").get(slug="kv-cache-size")
-
-
-@pytest.fixture
-def lena_client(learner: Any) -> Client:
-    client = Client()
-    client.force_login(learner)
-    return client
-
-
-@pytest.fixture
-def omar_client(other_learner: Any) -> Client:
-    client = Client()
-    client.force_login(other_learner)
-    return client
 
 
 @pytest.fixture

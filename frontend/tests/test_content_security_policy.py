@@ -47,8 +47,8 @@ def test_the_patterns_catch_what_they_are_for() -> None:
 
 
 @pytest.mark.parametrize("path", ["/", "/modules/inference-and-serving/", "/rungs/kv-cache-size/", "/accounts/login/", "/admin/login/"])
-def test_every_page_forbids_inline_and_foreign_scripts(catalog, lena_client, path: str) -> None:
-    response = lena_client.get(path, follow=True)
+def test_every_page_forbids_inline_and_foreign_scripts(catalog, learner_client, path: str) -> None:
+    response = learner_client.get(path, follow=True)
     assert response.status_code == 200, (path, response.status_code)
     directives = _directives(response["Content-Security-Policy"])
     assert directives["script-src"] == ["'self'"], directives

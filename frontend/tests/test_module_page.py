@@ -52,8 +52,8 @@ def test_rungs_are_numbered_and_the_senior_rung_is_labelled_and_last(catalog, cl
     assert page.index("Memory per GPU for training") < page.index("Pipeline schedules: GPipe vs 1F1B")
 
 
-def test_a_new_learner_is_offered_start_on_the_first_rung(catalog, client, lena_client):
-    for who in (client, lena_client):
+def test_a_new_learner_is_offered_start_on_the_first_rung(catalog, client, learner_client):
+    for who in (client, learner_client):
         page = who.get(MODULE_01).content.decode()
         button = re.search(r'<a class="button primary" id="start-button" href="([^"]+)" data-open="([^"]+)">([^<]+)</a>', page)
         assert button is not None
@@ -61,23 +61,23 @@ def test_a_new_learner_is_offered_start_on_the_first_rung(catalog, client, lena_
         assert button.group(3).startswith("Start: Rung 1 — ")
 
 
-def test_continue_goes_to_the_next_unsolved_rung(catalog, learner, lena_client):
+def test_continue_goes_to_the_next_unsolved_rung(catalog, learner, learner_client):
     _solve(learner, "kv-cache-size")
-    page = lena_client.get(MODULE_01).content.decode()
+    page = learner_client.get(MODULE_01).content.decode()
     assert 'data-open="quantization-arithmetic">Continue: Rung 2 — ' in page
 
 
-def test_an_attempted_rung_is_still_the_next_one(catalog, learner, lena_client):
+def test_an_attempted_rung_is_still_the_next_one(catalog, learner, learner_client):
     rung, version = _published("kv-cache-size")
     Submission.objects.create(user=learner, rung=rung, rung_version=version, kind="run", code="x = 1", status="done", outcome="failed")
-    page = lena_client.get(MODULE_01).content.decode()
+    page = learner_client.get(MODULE_01).content.decode()
     assert 'data-open="kv-cache-size">Continue: Rung 1 — ' in page
 
 
-def test_every_rung_solved_shows_no_start_button(catalog, learner, lena_client):
+def test_every_rung_solved_shows_no_start_button(catalog, learner, learner_client):
     for rung in Rung.objects.filter(module__slug="training-at-scale"):
         _solve(learner, rung.slug)
-    page = lena_client.get(MODULE_02).content.decode()
+    page = learner_client.get(MODULE_02).content.decode()
     assert "Every rung solved" in page and 'class="button primary" id="start-button"' not in page
 
 
@@ -125,8 +125,8 @@ def test_a_stored_source_address_that_is_not_http_is_shown_unlinked(catalog, cli
     assert ", Trap</td>" in sources and '<a href="https://example.org/paper" rel="noopener">, Fine</a>' in sources
 
 
-def test_ladder_entries_open_the_embedded_workspace_in_place(catalog, lena_client):
-    page = lena_client.get(MODULE_02).content.decode()
+def test_ladder_entries_open_the_embedded_workspace_in_place(catalog, learner_client):
+    page = learner_client.get(MODULE_02).content.decode()
     for rung in Rung.objects.filter(module__slug="training-at-scale"):
         assert f'aria-controls="frame-{rung.slug}" data-src="/rungs/{rung.slug}/?embed=1">Open here</button>' in page
         assert f'<a class="meta full-page" href="/rungs/{rung.slug}/">Full page ↗</a>' in page
@@ -141,9 +141,9 @@ def test_a_visitor_is_asked_to_log_in_instead_of_opening_in_place(catalog, clien
     assert 'href="/accounts/login/?next=/modules/training-at-scale/"' in page
 
 
-def test_the_embedded_workspace_has_no_site_chrome_and_may_be_framed_by_the_site(catalog, lena_client):
-    full = lena_client.get("/rungs/training-memory/")
-    embedded = lena_client.get("/rungs/training-memory/?embed=1")
+def test_the_embedded_workspace_has_no_site_chrome_and_may_be_framed_by_the_site(catalog, learner_client):
+    full = learner_client.get("/rungs/training-memory/")
+    embedded = learner_client.get("/rungs/training-memory/?embed=1")
     assert 'class="topbar"' in full.content.decode()
     body = embedded.content.decode()
     assert 'class="topbar"' not in body and '<body class="embed">' in body
@@ -158,10 +158,10 @@ def test_the_module_pages_stay_cheap(catalog, learner, client, django_assert_max
         assert client.get(path).status_code == 200
 
 
-def test_the_catalog_and_track_list_both_modules_in_order_with_minutes_and_difficulty(catalog, learner, lena_client):
+def test_the_catalog_and_track_list_both_modules_in_order_with_minutes_and_difficulty(catalog, learner, learner_client):
     _solve(learner, "training-memory")
     for path in ("/", "/tracks/llm-systems-frontier/"):
-        page = lena_client.get(path).content.decode()
+        page = learner_client.get(path).content.decode()
         first, second = page.index(">Inference &amp; serving</a>"), page.index(">Training at scale</a>")
         assert first < second
         for slug, start in (("inference-and-serving", first), ("training-at-scale", second)):

@@ -10,25 +10,25 @@ from grader.constants import Outcome
 from grader.models import Progress
 
 
-def test_the_catalog_and_track_show_the_learners_progress(kv_rung, learner, lena_client):
+def test_the_catalog_and_track_show_the_learners_progress(kv_rung, learner, learner_client):
     Progress.objects.create(user=learner, rung=kv_rung, best_outcome=Outcome.PASSED, solved_at=kv_rung.current_version.created_at)
-    catalog = lena_client.get("/").content.decode()
+    catalog = learner_client.get("/").content.decode()
     assert escape(kv_rung.module.title) in catalog
-    track = lena_client.get(f"/tracks/{kv_rung.module.track.slug}/").content.decode()
+    track = learner_client.get(f"/tracks/{kv_rung.module.track.slug}/").content.decode()
     assert "1/" in track and "solved" in track
 
 
-def test_the_module_ladder_marks_a_solved_rung(kv_rung, learner, lena_client):
-    before = lena_client.get(f"/modules/{kv_rung.module.slug}/").content.decode()
+def test_the_module_ladder_marks_a_solved_rung(kv_rung, learner, learner_client):
+    before = learner_client.get(f"/modules/{kv_rung.module.slug}/").content.decode()
     assert 'data-rung="kv-cache-size">not started' in before
     Progress.objects.create(user=learner, rung=kv_rung, best_outcome=Outcome.PASSED, solved_at=kv_rung.current_version.created_at)
-    after = lena_client.get(f"/modules/{kv_rung.module.slug}/").content.decode()
+    after = learner_client.get(f"/modules/{kv_rung.module.slug}/").content.decode()
     assert "✓ solved" in after
     assert "math.bundle.js" in after and "katex.min.css" in after
 
 
-def test_the_workspace_has_three_panels_and_the_editor(kv_rung, lena_client):
-    page = lena_client.get("/rungs/kv-cache-size/").content.decode()
+def test_the_workspace_has_three_panels_and_the_editor(kv_rung, learner_client):
+    page = learner_client.get("/rungs/kv-cache-size/").content.decode()
     for marker in ('id="panel-instructions"', 'class="panel editor-panel"', 'id="panel-output"', "editor.bundle.js", 'aria-live="polite"'):
         assert marker in page
     assert f"{kv_rung.current_version.minutes} min" in page
@@ -71,9 +71,9 @@ def test_password_reset_sends_a_link_that_lets_you_set_a_new_password(client, le
     assert learner.check_password("a-brand-new-pass-42")
 
 
-def test_a_learner_can_change_their_password(lena_client, learner):
-    assert "Change your password" in lena_client.get("/accounts/password_change/").content.decode()
-    response = lena_client.post(
+def test_a_learner_can_change_their_password(learner_client, learner):
+    assert "Change your password" in learner_client.get("/accounts/password_change/").content.decode()
+    response = learner_client.post(
         "/accounts/password_change/",
         {"old_password": "learner-pass-123", "new_password1": "another-long-pass-77", "new_password2": "another-long-pass-77"},
         follow=True,

@@ -15,10 +15,10 @@ def _secrets(version):
     return lines, descriptions
 
 
-def test_the_workspace_html_holds_no_reference_before_passing(kv_rung, learner, lena_client, make_submission):
+def test_the_workspace_html_holds_no_reference_before_passing(kv_rung, learner, learner_client, make_submission):
     make_submission(learner, kind=Kind.SUBMIT, outcome=Outcome.FAILED)
     version = kv_rung.current_version
-    response = lena_client.get("/rungs/kv-cache-size/")
+    response = learner_client.get("/rungs/kv-cache-size/")
     page = response.content.decode()
     # The real workspace, not an error page that would hold nothing at all.
     assert response.status_code == 200 and version.title in page and 'id="editor-host"' in page
@@ -29,24 +29,24 @@ def test_the_workspace_html_holds_no_reference_before_passing(kv_rung, learner, 
     for description in descriptions:
         assert description not in page
         assert description.replace('"', "&quot;").replace("'", "&#x27;") not in page
-    assert lena_client.get("/rungs/kv-cache-size/reference").status_code == 403
+    assert learner_client.get("/rungs/kv-cache-size/reference").status_code == 403
 
 
-def test_history_and_draft_do_not_carry_the_reference(kv_rung, lena_client):
+def test_history_and_draft_do_not_carry_the_reference(kv_rung, learner_client):
     version = kv_rung.current_version
     lines, _ = _secrets(version)
-    lena_client.post("/rungs/kv-cache-size/draft", {"code": version.starter_code})
-    history, draft = lena_client.get("/rungs/kv-cache-size/history"), lena_client.get("/rungs/kv-cache-size/draft")
+    learner_client.post("/rungs/kv-cache-size/draft", {"code": version.starter_code})
+    history, draft = learner_client.get("/rungs/kv-cache-size/history"), learner_client.get("/rungs/kv-cache-size/draft")
     assert (history.status_code, draft.status_code) == (200, 200)
     assert draft.json()["code"] == version.starter_code  # a real draft came back
     bodies = history.content.decode() + draft.content.decode()
     assert lines and not any(line in bodies for line in lines)
 
 
-def test_after_a_passing_submit_the_reference_comes_with_your_solution(kv_rung, learner, lena_client, make_submission):
+def test_after_a_passing_submit_the_reference_comes_with_your_solution(kv_rung, learner, learner_client, make_submission):
     make_submission(learner, kind=Kind.SUBMIT, code="my_passing = True\n", outcome=Outcome.PASSED)
     Progress.objects.create(user=learner, rung=kv_rung, best_outcome=Outcome.PASSED, solved_at=kv_rung.current_version.created_at)
-    data = lena_client.get("/rungs/kv-cache-size/reference").json()
+    data = learner_client.get("/rungs/kv-cache-size/reference").json()
     assert data["reference"] == kv_rung.current_version.reference_code
     assert data["your_solution"] == "my_passing = True\n"
     assert {t["name"] for t in data["hidden_tests"]} == set(kv_rung.current_version.hidden_test_meta)
@@ -61,7 +61,7 @@ def _body_lines(source: str) -> list[str]:
     return [line.strip() for line in source.splitlines()[1:] if len(line.strip()) > 20]
 
 
-def test_a_hidden_test_marked_after_solve_shows_its_code_only_once_solved(kv_rung, learner, lena_client, make_submission):
+def test_a_hidden_test_marked_after_solve_shows_its_code_only_once_solved(kv_rung, learner, learner_client, make_submission):
     version = kv_rung.current_version
     shown, *kept = list(version.hidden_test_meta)
     _mark_after_solve(version, shown)
@@ -69,12 +69,12 @@ def test_a_hidden_test_marked_after_solve_shows_its_code_only_once_solved(kv_run
     assert _body_lines(sources[shown]), "the test has a body to look for"
 
     make_submission(learner, kind=Kind.SUBMIT, outcome=Outcome.FAILED)
-    page = lena_client.get("/rungs/kv-cache-size/").content.decode()
-    assert lena_client.get("/rungs/kv-cache-size/reference").status_code == 403
+    page = learner_client.get("/rungs/kv-cache-size/").content.decode()
+    assert learner_client.get("/rungs/kv-cache-size/reference").status_code == 403
     assert not any(line in page for line in _body_lines(sources[shown]))
 
     Progress.objects.create(user=learner, rung=kv_rung, best_outcome=Outcome.PASSED, solved_at=version.created_at)
-    data = lena_client.get("/rungs/kv-cache-size/reference").json()
+    data = learner_client.get("/rungs/kv-cache-size/reference").json()
     by_name = {test["name"]: test for test in data["hidden_tests"]}
     assert by_name[shown]["source"] == sources[shown]
     assert sources[shown].lstrip().startswith(("def ", "@", "async def ")) and f"def {shown}(" in sources[shown]

@@ -101,9 +101,3 @@ def module(catalog: Any) -> Any:
     from exercises.models import Module
 
     return Module.objects.get(slug="inference-and-serving")
-
-
-@pytest.fixture
-def learner_client(client: Any, learner: Any) -> Any:
-    client.force_login(learner)
-    return client

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mentor import messages
+from tests.browser.login import signed_in_context
 
 from .conftest import ANSWER_PIECES
 
@@ -32,11 +33,9 @@ def browser(monkeypatch: Any) -> Any:
 
 
 @pytest.fixture
-def page(live_server: Any, catalog: Any, learner: Any, client: Any, settings: Any, browser: Any) -> Any:
+def page(live_server: Any, catalog: Any, learner: Any, settings: Any, browser: Any) -> Any:
     settings.ROOT_URLCONF = "mentor.tests.urls"
-    client.force_login(learner)
-    context = browser.new_context()
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+    context = signed_in_context(browser, live_server.url, learner)
     page = context.new_page()
     page.set_default_timeout(15_000)
     errors: list[str] = []
@@ -81,11 +80,9 @@ def test_a_failing_model_shows_its_message_and_the_passages(page: Any, with_mode
 
 
 @pytest.fixture
-def module_page(live_server: Any, catalog: Any, learner: Any, client: Any, settings: Any, browser: Any) -> Any:
+def module_page(live_server: Any, catalog: Any, learner: Any, browser: Any) -> Any:
     """The real module page (KaTeX loaded), logged in as the learner."""
-    client.force_login(learner)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": live_server.url}])
+    context = signed_in_context(browser, live_server.url, learner, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)
     errors: list[str] = []

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
+
+from tests.browser.login import log_in_with_the_form
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
 
@@ -53,13 +54,6 @@ def site(live_server: Any, catalog: Any, worker: Any, redis_url: str, settings: 
     return str(live_server.url)
 
 
-@pytest.fixture
-def instructor(django_user_model: Any) -> Any:
-    user = django_user_model.objects.create_user(username="ines", password="instructor-pass-123")
-    user.groups.add(Group.objects.get_or_create(name="instructors")[0])
-    return user
-
-
 def test_an_instructor_authors_checks_and_publishes_a_rung_and_a_learner_solves_it(site: str, browser: Any, instructor: Any, admin_user: Any) -> None:
     from playwright.sync_api import expect
 
@@ -72,10 +66,7 @@ def test_an_instructor_authors_checks_and_publishes_a_rung_and_a_learner_solves_
     failed: list[str] = []
     page.on("response", lambda response: failed.append(f"{response.status} {response.url}") if response.status >= 400 else None)
 
-    page.goto(site + "/accounts/login/?next=/author/")
-    page.fill("#id_username", "ines")
-    page.fill("#id_password", "instructor-pass-123")
-    page.click("button[type=submit]")
+    log_in_with_the_form(page, site, "ines", "instructor-pass-123", "/author/")
     expect(page.locator("h1")).to_have_text("Your modules")
 
     # An empty module.
@@ -163,10 +154,7 @@ def test_an_instructor_authors_checks_and_publishes_a_rung_and_a_learner_solves_
     admin = browser.new_context(viewport=DESKTOP)
     ops = admin.new_page()
     ops.set_default_timeout(30_000)
-    ops.goto(site + "/accounts/login/?next=/author/")
-    ops.fill("#id_username", "ada")
-    ops.fill("#id_password", "admin-pass-789")
-    ops.click("button[type=submit]")
+    log_in_with_the_form(ops, site, "ada", "admin-pass-789", "/author/")
     ops.goto(site + "/admin/grader/submission/?kind__exact=submit&q=add-two")
     ops.check("#action-toggle")
     ops.select_option("select[name=action]", "rejudge_against_current")

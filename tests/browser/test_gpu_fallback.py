@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.login import log_in_with_the_form
 from tests.browser.test_learner_journey import DESKTOP, GRADING_TIMEOUT_MS, browser, site  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
@@ -23,10 +24,7 @@ def test_a_preferred_gpu_rung_graded_on_the_cpu_says_so(site: str, browser: Any,
     settings.GRADER_GPU_WORKERS = False
     page = browser.new_context(viewport=DESKTOP).new_page()
     page.set_default_timeout(30_000)
-    page.goto(site + "/accounts/login/?next=/rungs/paged-attention-decode/")
-    page.fill("#id_username", "lena")
-    page.fill("#id_password", "learner-pass-123")
-    page.click("button[type=submit]")
+    log_in_with_the_form(page, site, "lena", "learner-pass-123", "/rungs/paged-attention-decode/")
     expect(page.locator(".cm-editor")).to_be_visible()
     expect(page.locator("#gpu-notice")).to_contain_text("runs on the CPU, and the GPU-only checks are skipped")
 

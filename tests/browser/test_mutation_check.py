@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
 
+from tests.browser.login import log_in_with_the_form
 from tests.browser.test_authoring import CHECK_TIMEOUT_MS, DESKTOP, SHOTS, browser, site  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
@@ -28,14 +28,12 @@ WRONG = {
 
 
 @pytest.fixture
-def owned_module(catalog: Any, django_user_model: Any) -> Any:
+def owned_module(catalog: Any, instructor: Any) -> Any:
     from exercises.models import Module, Track
 
-    user = django_user_model.objects.create_user(username="ines", password="instructor-pass-123")
-    user.groups.add(Group.objects.get_or_create(name="instructors")[0])
     module = Module.objects.create(track=Track.objects.get(slug="llm-systems-frontier"), slug="warm-ups", external_id="P0.warm-ups.01",
                                    title="Warm-ups", order=9)
-    module.owners.add(user)
+    module.owners.add(instructor)
     return module
 
 
@@ -51,10 +49,7 @@ def test_the_check_shows_the_surviving_mutant_as_a_diff_and_publish_waits_for_a_
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
 
-    page.goto(site + "/accounts/login/?next=/author/modules/warm-ups/")
-    page.fill("#id_username", "ines")
-    page.fill("#id_password", "instructor-pass-123")
-    page.click("button[type=submit]")
+    log_in_with_the_form(page, site, "ines", "instructor-pass-123", "/author/modules/warm-ups/")
     page.fill("#id_rung-slug", "add-two")
     page.fill("#id_rung-title", "Add two numbers")
     page.click("button:has-text('New rung')")

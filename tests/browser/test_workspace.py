@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.login import signed_in_context
 from tests.browser.test_learner_journey import CHROMIUM, CHROMIUM_FLAGS
 
 pytestmark = [pytest.mark.browser]
@@ -80,22 +81,10 @@ def _width(viewport: dict[str, int]) -> int:
     return viewport["width"]
 
 
-def _context(browser: Any, base: str, viewport: dict[str, int], user: Any) -> Any:
-    """A browser context logged in as ``user`` (a session cookie, no login page)."""
-    from django.conf import settings
-    from django.test import Client
-
-    client = Client()
-    client.force_login(user)
-    context = browser.new_context(viewport=viewport)
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": base}])
-    return context
-
-
 def _open(browser: Any, base: str, viewport: dict[str, int], user: Any, path: str = "/rungs/kv-cache-size/") -> Any:
     from playwright.sync_api import expect
 
-    page = _context(browser, base, viewport, user).new_page()
+    page = signed_in_context(browser, base, user, viewport=viewport).new_page()
     page.set_default_timeout(30_000)
     page.goto(base + path)
     expect(page.locator(".cm-editor")).to_be_visible()
@@ -666,7 +655,7 @@ def test_a_rejudge_is_shown_on_the_module_page_and_on_the_attempt(page_site: str
     rejudge.rejudge_one(batch.results.get().pk, runner=FakeRunner(job_result("failed")))
     rejudge.apply_rejudge(batch, admin_user)
 
-    page = _context(browser, page_site, viewport, learner).new_page()
+    page = signed_in_context(browser, page_site, learner, viewport=viewport).new_page()
     page.goto(f"{page_site}/modules/{rung.module.slug}/")
     notice = page.locator(".regraded[data-rung='kv-cache-size']")
     expect(notice).to_have_text(f"Regraded against version {number}: passed → failed (your solve stands)")
@@ -884,7 +873,7 @@ def test_the_403_and_404_pages_are_in_the_sites_layout(page_site: str, browser: 
                                                        shots: Path) -> None:
     from playwright.sync_api import expect
 
-    page = _context(browser, page_site, viewport, learner).new_page()
+    page = signed_in_context(browser, page_site, learner, viewport=viewport).new_page()
     for path, status, heading in (("/author/", 403, "You cannot open this page"), ("/rungs/no-such-rung/", 404, "There is nothing here")):
         answer = page.goto(page_site + path)
         assert answer is not None and answer.status == status
@@ -911,7 +900,7 @@ def test_an_authoring_problem_is_in_the_forms_words_next_to_its_field(page_site:
     draft.reference_code = "def kv_cache_bytes(:\n"
     draft.save()
 
-    page = _context(browser, page_site, viewport, admin_user).new_page()
+    page = signed_in_context(browser, page_site, admin_user, viewport=viewport).new_page()
     page.goto(f"{page_site}/author/modules/{module.slug}/rungs/kv-cache-size/")
     problem = page.locator("#section-reference_code .field-problem")
     expect(problem).to_have_text(re.compile(r"^Syntax error on line 1: "))

@@ -36,14 +36,9 @@ def status_of(pk: int) -> tuple[str, str, int]:
     return row[0], row[1], row[2]
 
 
-@pytest.fixture
-def kv(catalog) -> Rung:
-    return Rung.objects.get(slug="kv-cache-size")
-
-
-def test_a_worker_killed_mid_job_grades_the_submission_exactly_once_when_back(kv, learner, worker_factory):
+def test_a_worker_killed_mid_job_grades_the_submission_exactly_once_when_back(kv_rung, learner, worker_factory):
     worker = worker_factory(name="crashy@test").start()
-    submission = services.submit_solution(user=learner, rung=kv, kind=Kind.SUBMIT, code=REFERENCE)
+    submission = services.submit_solution(user=learner, rung=kv_rung, kind=Kind.SUBMIT, code=REFERENCE)
     wait_for(lambda: status_of(submission.pk)[0] == Status.RUNNING, 60, "the job to start", worker.log)
     worker.kill()
     time.sleep(1)
@@ -63,9 +58,9 @@ def test_a_worker_killed_mid_job_grades_the_submission_exactly_once_when_back(kv
     assert status_of(submission.pk) == (status, outcome, attempts)
 
 
-def test_jobs_queued_before_a_redis_restart_are_all_graded(kv, django_user_model, worker_factory, redis_server):
+def test_jobs_queued_before_a_redis_restart_are_all_graded(kv_rung, django_user_model, worker_factory, redis_server):
     learners = [django_user_model.objects.create_user(username=f"r{n}", password="a-long-password-1") for n in range(3)]
-    submissions = [services.submit_solution(user=user, rung=kv, kind=Kind.RUN, code=REFERENCE) for user in learners]
+    submissions = [services.submit_solution(user=user, rung=kv_rung, kind=Kind.RUN, code=REFERENCE) for user in learners]
     redis_server.restart()  # no persistence: the three queued messages are gone
 
     worker = worker_factory(name="sweeper@test", beat=True).start(GRADER_QUEUED_STALE_S="1", GRADER_SWEEP_EVERY_S="1")
@@ -74,9 +69,9 @@ def test_jobs_queued_before_a_redis_restart_are_all_graded(kv, django_user_model
     assert [status_of(s.pk)[1] for s in submissions] == [Outcome.PASSED] * 3
 
 
-def test_with_docker_unavailable_the_job_waits_retries_and_says_so(kv, learner, worker_factory, client):
+def test_with_docker_unavailable_the_job_waits_retries_and_says_so(kv_rung, learner, worker_factory, client):
     broken = worker_factory(name="nodocker@test").start(DOCKER_HOST="unix:///tmp/no-docker-here.sock", GRADER_MAX_ATTEMPTS="20")
-    submission = services.submit_solution(user=learner, rung=kv, kind=Kind.SUBMIT, code=REFERENCE)
+    submission = services.submit_solution(user=learner, rung=kv_rung, kind=Kind.SUBMIT, code=REFERENCE)
     wait_for(lambda: Submission.objects.filter(pk=submission.pk, error_code="docker_unavailable", status=Status.QUEUED).exists(), 60, "a retry", broken.log)
 
     client.force_login(learner)
@@ -92,24 +87,24 @@ def test_with_docker_unavailable_the_job_waits_retries_and_says_so(kv, learner, 
     assert learner.progress.get().attempts == 1  # the failed tries never counted
 
 
-def test_the_web_app_keeps_answering_while_no_worker_runs(kv, learner, client, redis_url, transactional_db):
+def test_the_web_app_keeps_answering_while_no_worker_runs(kv_rung, learner, client, redis_url, transactional_db):
     client.force_login(learner)
     assert client.get("/modules/inference-and-serving/").status_code == 200
     page = client.get("/rungs/kv-cache-size/")
     assert page.status_code == 200
-    response = client.post("/rungs/kv-cache-size/run", {"code": REFERENCE, "version": kv.current_version.number})
+    response = client.post("/rungs/kv-cache-size/run", {"code": REFERENCE, "version": kv_rung.current_version.number})
     assert response.status_code == 202
     state = client.get(response.json()["state_url"]).json()
     assert state["status"] == "queued" and state["queue_position"] == 1
 
 
-def test_a_worker_killed_mid_rejudge_finishes_the_rejudge_when_back(kv, learner, admin_user, worker_factory):
+def test_a_worker_killed_mid_rejudge_finishes_the_rejudge_when_back(kv_rung, learner, admin_user, worker_factory):
     from grader import rejudge
     from grader.models import Rejudge, RejudgeResult
 
-    version = kv.current_version
+    version = kv_rung.current_version
     graded = Submission.objects.create(
-        user=learner, rung=kv, rung_version=version, kind=Kind.SUBMIT, code=REFERENCE, status=Status.DONE, outcome=Outcome.FAILED, seed=7
+        user=learner, rung=kv_rung, rung_version=version, kind=Kind.SUBMIT, code=REFERENCE, status=Status.DONE, outcome=Outcome.FAILED, seed=7
     )
     worker = worker_factory(name="rejudger@test").start()
     batch = rejudge.start_rejudge(Submission.objects.filter(pk=graded.pk), target=Rejudge.Target.ORIGINAL, user=admin_user)
