@@ -102,6 +102,33 @@ NOTHING_TO_CANCEL = "This job has already finished; there is nothing to cancel."
 UNKNOWN_KIND = "Unknown kind of submission."
 NOT_PUBLISHED = "This exercise is not published yet."
 
+# A job a limit stopped, by outcome and where it stopped (sandbox.jobs.JobResult.stopped);
+# ``limit`` is the limit it hit (seconds, or bytes of output).
+LIMIT_HIT = {
+    ("timeout", ""): "Your code did not finish within the {limit:g} s time limit.",
+    ("timeout", "loading"): (
+        "Your code did not finish loading within the {limit:g} s time limit: something at the top level of your file "
+        "(outside any function) runs too long or forever, so no test could run."
+    ),
+    ("timeout", "processes"): "Processes your code started did not end within the {limit:g} s time limit after they were killed.",
+    ("output_limit", ""): "Your code printed more than {limit:,.0f} bytes; output is capped.",
+    ("memory_limit", ""): "Your code ran out of memory and was killed.",
+    ("memory_limit", "results"): "Your code's results took more memory than the grader allows.",
+}
+
+
+def limit_hit(outcome: str, stopped: str, limit: float) -> str:
+    """The sentence for a job a limit stopped (the outcome's own when the limit is unknown)."""
+    sentence = LIMIT_HIT.get((outcome, stopped)) or LIMIT_HIT.get((outcome, ""))
+    if sentence is None or ("{limit" in sentence and limit <= 0):
+        return OUTCOME_SUMMARY[Outcome(outcome)] if outcome in Outcome.values else ""
+    return sentence.format(limit=limit)
+
+
+# A test the time limit stopped: while the module was loading, or in it.
+TEST_TIMED_OUT = "The time limit ran out during this test."
+TEST_TIMED_OUT_LOADING = "The time limit ran out while your code was loading, before this test could call it."
+
 # A job that stopped early (time, memory or output limit): where it stopped,
 # and each test it never reached.
 STUCK_IN_TEST = "It was stuck in {name}; the tests after it did not run."

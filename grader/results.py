@@ -27,7 +27,7 @@ database).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from exercises.constants import GpuNeed, gpu_need
@@ -117,6 +117,13 @@ def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, 
     return ShownTest(name, case.outcome, 0.0, safe_text(message), safe_text(case.message), hidden=True)
 
 
+def _worded(case: CaseResult, *, loading: bool) -> CaseResult:
+    """A test the time limit stopped, with its sentence (the harness gives the outcome alone)."""
+    if case.outcome != Outcome.TIMEOUT or case.message:
+        return case
+    return replace(case, message=messages.TEST_TIMED_OUT_LOADING if loading else messages.TEST_TIMED_OUT)
+
+
 def hidden_calls_made(result: JobResult) -> bool:
     """Whether a hidden test called the learner's code (the runner says True when unknown: the safe side)."""
     return result.hidden_calls_made
@@ -127,6 +134,8 @@ def summary_for(result: JobResult, kind: str) -> str:
     if result.is_infra_error:
         return messages.infra_error(result.error_code)
     if kind != Kind.SUBMIT:
+        if result.outcome in STOPPED_EARLY:
+            return messages.limit_hit(result.outcome, result.stopped, result.limit)
         return safe_text(result.message)
     if result.rerun_failure in messages.RERUN_FAILED:
         return messages.RERUN_FAILED[result.rerun_failure]
@@ -149,13 +158,12 @@ def _coarse_memory(peak: int | None) -> int | None:
 def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> Graded:
     """Turn a sandbox result into what is stored and shown for a Run or a Submit."""
     leaks = set(result.state_leaks)
-    tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks) for case in result.tests]
+    cases = [_worded(case, loading=result.stopped == "loading") for case in result.tests]
+    tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks) for case in cases]
     submit = kind == Kind.SUBMIT
     message = summary_for(result, kind)
     if result.outcome in STOPPED_EARLY:
-        # NOTE: the harness (dojo_harness.main) words a timeout while loading the learner's module this way.
-        stuck_loading = result.message.startswith("Your code did not finish loading")
-        if not submit and result.outcome == Outcome.TIMEOUT and not stuck_loading:
+        if not submit and result.outcome == Outcome.TIMEOUT and result.stopped != "loading":
             message = f"{message} {_where_it_stopped(tests)}".strip()
         tests += _not_run(tests, kind=kind, version=version)
     timings: dict[str, Any] = dict(result.timings)

@@ -12,6 +12,8 @@ Mode = Literal["run", "submit"]
 OUTCOMES = ("passed", "failed", "error", "timeout", "memory_limit", "output_limit", "infra_error")
 TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "timeout")
 RERUN_FAILURES = ("timeout", "error", "incomplete")
+# Where a job that a limit stopped was (JobResult.stopped).
+STOP_PLACES = ("loading", "processes", "results")
 
 # Sizes stored or logged from a job, whatever the container printed.
 MAX_STORED_OUTPUT = 64 * 1024
@@ -101,6 +103,13 @@ class JobResult:
     # else (the harness says so): the one error after which a container may
     # serve another job (``sandbox.runner``).
     load_error: bool = False
+    # A job a limit stopped: where it was (STOP_PLACES: "loading", its module
+    # still loading; "processes", processes it started outlived the kill;
+    # "results", its results outgrew the harness's memory; "" elsewhere or
+    # unknown) and the limit it hit (seconds for a timeout, bytes for
+    # output; 0 when not given). Facts, not sentences: grader.messages words them.
+    stopped: str = ""
+    limit: float = 0.0
     # Set when a Submit's isolated re-run failed: "timeout", "error" or
     # "incomplete" (RERUN_FAILURES); the outcome is then the re-run's.
     rerun_failure: str = ""

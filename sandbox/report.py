@@ -23,6 +23,7 @@ from .jobs import (
     MAX_TESTS,
     OUTCOMES,
     RERUN_FAILURES,
+    STOP_PLACES,
     TEST_OUTCOMES,
     CaseResult,
     JobResult,
@@ -167,6 +168,13 @@ def _list(value: Any) -> list[Any]:
     return value[:MAX_TESTS] if isinstance(value, list) else []
 
 
+def _limit(value: Any) -> float:
+    """The limit a report says the job hit: a positive number, else 0 (unknown)."""
+    if type(value) not in (int, float) or not 0 < value < 1e12:
+        return 0.0
+    return float(value)
+
+
 def parse_report(report: dict[str, Any]) -> JobResult:
     outcome = report.get("outcome")
     if not isinstance(outcome, str) or outcome not in OUTCOMES:
@@ -192,6 +200,8 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         hidden_calls_made=not (isinstance(calls, int) and not isinstance(calls, bool) and calls == 0),
         load_error=outcome == "error" and report.get("load_error") is True,
         rerun_failure=rerun if isinstance(rerun := report.get("rerun_failure"), str) and rerun in RERUN_FAILURES else "",
+        stopped=stopped if isinstance(stopped := report.get("stopped"), str) and stopped in STOP_PLACES else "",
+        limit=_limit(report.get("limit")),
         rerun_replayed=min(replayed, len(tests)) if type(replayed := report.get("rerun_replayed")) is int and replayed > 0 else 0,
         machine=parse_machine(report.get("machine")),
     )

@@ -304,9 +304,9 @@ class SandboxRunner:
                 log.warning("sandbox harness did not start within %s s", self.startup_s)
                 return JobResult(outcome="infra_error", error_code=errors.START_TIMEOUT, message="The grader did not start in time.", timings=timings)
             if watchdog.fired:
-                return JobResult(outcome="timeout", message=f"Your code did not finish within the {job.limits.time_s:g} s time limit.", timings=timings)
+                return JobResult(outcome="timeout", limit=job.limits.time_s, timings=timings)
             if oom_killed:
-                return JobResult(outcome="memory_limit", message="Your code ran out of memory and was killed.", timings=timings)
+                return JobResult(outcome="memory_limit", timings=timings)
             log.warning("sandbox produced no report (exit %s)", state.get("StatusCode"))
             stderr = clean_text(container.logs(stdout=False, stderr=True, tail=40)[-4000:].decode("utf-8", "replace"), MAX_TEST_MESSAGE)
             return JobResult(outcome="infra_error", error_code=errors.REPORT_MISSING, message="The grader produced no report.", stderr=stderr, timings=timings)

@@ -28,30 +28,34 @@ def test_a_run_stuck_in_a_test_names_it_and_lists_the_others_as_not_run(catalog,
     rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
     names = planned_tests(_version(rung).visible_tests)
     assert len(names) >= 3
-    tests = [CaseResult(name=names[0], outcome="passed"), CaseResult(name=names[1], outcome="timeout", message="The time limit ran out during this test.")]
-    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", tests, message="Your code did not finish within the 15 s time limit."))
+    tests = [CaseResult(name=names[0], outcome="passed"), CaseResult(name=names[1], outcome="timeout")]
+    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", tests, limit=15.0))
 
     assert submission.outcome == Outcome.TIMEOUT
+    assert submission.message.startswith("Your code did not finish within the 15 s time limit.")
     assert messages.STUCK_IN_TEST.format(name=names[1]) in submission.message
     rows = list(submission.test_results.values_list("name", "outcome", "message"))
     assert [name for name, _, _ in rows] == names
+    assert rows[1][1:] == ("timeout", messages.TEST_TIMED_OUT)
     assert all(outcome == "skipped" and message == messages.NOT_RUN for _, outcome, message in rows[2:])
 
 
 def test_a_run_stuck_while_loading_blames_no_test(catalog, learner, enqueued):
     rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
     names = planned_tests(_version(rung).visible_tests)
-    loading = "Your code did not finish loading within the 15 s time limit: something at the top level of your file runs forever."
-    first = CaseResult(name=names[0], outcome="timeout", message="The time limit ran out while your code was loading, before this test could call it.")
-    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", [first], message=loading))
+    first = CaseResult(name=names[0], outcome="timeout")
+    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", [first], stopped="loading", limit=15.0))
 
-    assert submission.message == loading and "stuck in" not in submission.message
-    assert [row.outcome for row in submission.test_results.all()] == ["timeout"] + ["skipped"] * (len(names) - 1)
+    assert submission.message == messages.LIMIT_HIT["timeout", "loading"].format(limit=15) and "stuck in" not in submission.message
+    assert submission.message.startswith("Your code did not finish loading within the 15 s time limit")
+    rows = list(submission.test_results.all())
+    assert [row.outcome for row in rows] == ["timeout"] + ["skipped"] * (len(names) - 1)
+    assert rows[0].message == messages.TEST_TIMED_OUT_LOADING
 
 
 def test_a_timeout_with_no_report_lists_every_test_as_not_run(catalog, learner, enqueued):
     rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
-    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", [], message="Your code did not finish within the 15 s time limit."))
+    submission = _graded(learner, rung, Kind.RUN, job_result("timeout", [], limit=15.0))
     assert messages.STUCK_UNKNOWN in submission.message
     assert submission.test_results.count() == len(planned_tests(_version(rung).visible_tests))
 

@@ -170,3 +170,12 @@ def test_a_peak_memory_the_database_cannot_hold_is_unknown() -> None:
     # A 30-digit number still reads (the line is not dropped); only the peak is unknown.
     event = parse_event(PREFIX + b'{"event":"report","outcome":"failed","peak_memory_bytes":' + b"9" * 30 + b"}", PREFIX)
     assert event is not None and parse_report(event).peak_memory_bytes is None
+
+
+def test_a_limit_is_reported_as_facts_and_nothing_else_is_believed():
+    stopped = parse_report({"outcome": "timeout", "stopped": "loading", "limit": 4})
+    assert (stopped.stopped, stopped.limit, stopped.message) == ("loading", 4.0, "")
+    odd = [("somewhere", "4", ""), ("Loading", -1, ""), (["loading"], True, ""), ("results", float("nan"), "results"), (None, 1e300, "")]
+    for place, limit, believed in odd:
+        result = parse_report({"outcome": "memory_limit", "stopped": place, "limit": limit})
+        assert (result.stopped, result.limit) == (believed, 0.0)

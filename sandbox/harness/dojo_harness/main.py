@@ -491,7 +491,7 @@ def run_job(number: int, report_stream: IO[str], idle_s: float = 0) -> int:
     except ContainerTainted as exc:
         report = {"outcome": "infra_error", "message": f"The grader's container was not clean: {exc}"[:2000], "error_code": CONTAINER_TAINTED}
     except MemoryError:
-        report = {"outcome": "memory_limit", "message": "Your code's results took more memory than the grader allows."}
+        report = {"outcome": "memory_limit", "stopped": "results"}
     except Exception as exc:  # noqa: BLE001 - whatever broke, the host gets a report
         report = {"outcome": "infra_error", "message": f"The grader failed: {type(exc).__name__}: {exc}"[:2000], "error_code": "harness_crashed"}
     try:
@@ -592,7 +592,7 @@ def _grade(
                 fresh = merge_states(fresh, real)
             check_server(fresh, fresh_channel)
             calls += fresh_channel.calls
-            rerun = judge_rerun(shared, fresh, time_s, only=failed)
+            rerun = judge_rerun(shared, fresh, only=failed)
             if failed is not None and rerun.outcome is not None:
                 # An explanation that could not finish explains nothing, and the
                 # failed grade stands as it is (never "passed its first run").
@@ -605,21 +605,18 @@ def _grade(
     ooms.check_alone()
     new_ooms = ooms.new_kills()
     tests = sorted(shared.tests.values(), key=lambda record: record.order)
-    message = ""
+    # A limit's outcome carries facts (where it stopped, the limit), not
+    # sentences: the host words them (grader.messages).
+    message, stopped, limit = "", "", 0.0
     if stuck:
-        outcome, message = "timeout", f"Processes your code started did not end within the {time_s:g} s time limit after they were killed."
-        rerun = RerunVerdict(outcome, message, failure="timeout")
-    elif shared.timed_out and shared.load_timed_out:
-        outcome, message = "timeout", (
-            f"Your code did not finish loading within the {time_s:g} s time limit: something at the top level of your file "
-            "(outside any function) runs too long or forever, so no test could run."
-        )
+        outcome, stopped, limit = "timeout", "processes", time_s
+        rerun = RerunVerdict(outcome, failure="timeout")
     elif shared.timed_out:
-        outcome, message = "timeout", f"Your code did not finish within the {time_s:g} s time limit."
+        outcome, stopped, limit = "timeout", "loading" if shared.load_timed_out else "", time_s
     elif flood.is_set():
-        outcome, message = "output_limit", f"Your code printed more than {output_limit} bytes; output is capped."
+        outcome, limit = "output_limit", output_limit
     elif new_ooms > 0:
-        outcome, message = "memory_limit", "Your code ran out of memory and was killed."
+        outcome = "memory_limit"
     elif shared.import_error is not None:
         outcome, message = "error", shared.import_error
     elif shared.learner_died is not None:
@@ -636,6 +633,8 @@ def _grade(
     return {
         "outcome": outcome,
         "message": message[:4000],
+        "stopped": stopped,
+        "limit": limit,
         "tests": [record.__dict__ for record in tests],
         "state_leaks": rerun.leaky if rerun is not None else [],
         "stdout": stdout_tap.text() if payload.get("show_output") else "",

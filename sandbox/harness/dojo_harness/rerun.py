@@ -60,19 +60,19 @@ def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> 
     return leaky
 
 
-def judge_rerun(shared: RunState, fresh: RunState, time_s: float, only: frozenset[str] | None = None) -> RerunVerdict:
+def judge_rerun(shared: RunState, fresh: RunState, only: frozenset[str] | None = None) -> RerunVerdict:
     """``only``: the re-run ran just these tests (the ones that failed the first run)."""
-    prefix = "Your code passed its first run, but the second check, which runs each hidden test again in a fresh process, "
+    # Why, as a code (RerunVerdict.failure): the host shows grader.messages.RERUN_FAILED's sentence.
     if fresh.timed_out:
-        return RerunVerdict("timeout", prefix + f"did not finish within the {time_s:g} s time limit.", failure="timeout")
+        return RerunVerdict("timeout", failure="timeout")
     if fresh.import_error is not None:
-        return RerunVerdict("error", prefix + "could not load your code:\n" + fresh.import_error, failure="error")
+        return RerunVerdict("error", failure="error")
     if fresh.learner_died is not None:
-        return RerunVerdict("error", prefix + f"stopped: {fresh.learner_died}.", failure="error")
+        return RerunVerdict("error", failure="error")
     if fresh.collect_errors:
         return RerunVerdict("infra_error", "The re-run's tests could not be collected: " + "; ".join(fresh.collect_errors)[:2000])
     expected = set(shared.tests) if only is None else set(only)
     missing = sorted(expected - set(fresh.tests))
     if missing:
-        return RerunVerdict("failed", prefix + f"did not complete: {len(missing)} of {len(expected)} tests did not run again.", failure="incomplete")
+        return RerunVerdict("failed", failure="incomplete")
     return RerunVerdict(leaky=merge_fresh(shared.tests, fresh.tests))
