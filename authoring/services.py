@@ -186,7 +186,7 @@ def _check_abandoned() -> dict[str, Any]:
 
 
 # Checks are claimed, finished and reaped like every graded job (grader.lifecycle).
-CHECKS = lifecycle.JobKind(
+CHECKS = lifecycle.JobType(
     label="check",
     model=RungCheck,
     task="authoring.check_draft_task",

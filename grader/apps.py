@@ -8,4 +8,4 @@ class GraderConfig(AppConfig):
     verbose_name = "Grading"
 
     def ready(self) -> None:
-        from . import checks, signals  # noqa: F401  (registers the system checks, connects the Celery worker signals)
+        from . import checks, worker_hooks  # noqa: F401  (registers the system checks, connects the Celery worker hooks)

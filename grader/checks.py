@@ -1,7 +1,7 @@
 """System checks of what grading needs outside Django: the sandbox image and the broker.
 
 Deployment checks (``manage.py check --deploy``), because they ask Docker
-and Redis; a worker runs them at start-up too (``signals``) and refuses to
+and Redis; a worker runs them at start-up too (``worker_hooks``) and refuses to
 start on an error, instead of failing every job with ``image_missing``.
 """
 

@@ -12,14 +12,15 @@ checked:
   failure worth another try);
 - ``finish``: running -> done, only by its claimer: a worker that lost its
   claim (the reaper gave the job to another worker) writes nothing;
-- ``reap``: one reaper for every kind. A job ``running`` past its kind's hard
+- ``reap``: one reaper for every job type. A job ``running`` past its type's hard
   limit (its worker died) goes back to ``queued``, or ends after
   GRADER_MAX_ATTEMPTS; a job ``queued`` for long (its broker message lost)
   is enqueued again. Duplicates are harmless: see ``claim``.
 
-Each kind of job is declared once as a ``JobKind``. grader declares
-submissions and rejudges here; authoring registers its Checks from its
-AppConfig, so the dependency points from authoring to grader only.
+Each job type is declared once as a ``JobType``. grader declares
+submissions and rejudges here; authoring and lti register theirs (Checks,
+score posts), so the dependency points from them to grader only. (A job's
+``kind``, Run or Submit, is another thing: ``grader.constants.Kind``.)
 
 Tasks stay leaves: work is enqueued by task name, never by importing a
 tasks module.
@@ -49,8 +50,8 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class JobKind:
-    """One kind of claimed job: its model, its task and what ending it as abandoned means.
+class JobType:
+    """One type of claimed job: its model, its task and what ending it as abandoned means.
 
     The model has ``status``, ``claimed_by``, ``attempts``, ``enqueued_at``,
     ``started_at`` and ``finished_at``.
@@ -72,17 +73,17 @@ class JobKind:
         return self.model._default_manager.all()
 
 
-_KINDS: dict[str, JobKind] = {}
+_JOB_TYPES: dict[str, JobType] = {}
 
 
-def register(kind: JobKind) -> JobKind:
-    """Make ``kind`` known to the reaper and to ``recover_claims``."""
-    _KINDS[kind.label] = kind
-    return kind
+def register(job_type: JobType) -> JobType:
+    """Make ``job_type`` known to the reaper and to ``recover_claims``."""
+    _JOB_TYPES[job_type.label] = job_type
+    return job_type
 
 
-def kinds() -> list[JobKind]:
-    return list(_KINDS.values())
+def job_types() -> list[JobType]:
+    return list(_JOB_TYPES.values())
 
 
 def queue_named(kind: str, gpu: str | bool) -> str:
@@ -112,7 +113,7 @@ def _grading_hard_limit_s() -> float:
 
 
 SUBMISSIONS = register(
-    JobKind(
+    JobType(
         label="submission",
         model=Submission,
         task="grader.grade_submission_task",
@@ -128,7 +129,7 @@ SUBMISSIONS = register(
 )
 
 REJUDGES = register(
-    JobKind(
+    JobType(
         label="rejudge",
         model=RejudgeResult,
         task="grader.rejudge_submission_task",
@@ -151,7 +152,7 @@ class Claim:
     the worker's name and a random suffix, so a worker restarted under the
     same name is still a different claimer."""
 
-    kind: JobKind
+    job_type: JobType
     pk: int
     token: str
     attempt: int
@@ -161,21 +162,21 @@ def _token(worker: str) -> str:
     return f"{worker or 'local'}#{secrets.token_hex(6)}"[-200:]
 
 
-def claim(kind: JobKind, pk: int, worker: str = "") -> Claim | None:
+def claim(job_type: JobType, pk: int, worker: str = "") -> Claim | None:
     """Move a queued job to running for ``worker``; None when there is nothing to claim."""
     token = _token(worker)
-    claimed = kind.rows().filter(pk=pk, status=Status.QUEUED).update(
+    claimed = job_type.rows().filter(pk=pk, status=Status.QUEUED).update(
         status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1, claimed_by=token
     )
     if claimed != 1:
-        log.info("%s %s already claimed or gone; nothing to do", kind.label, pk)
+        log.info("%s %s already claimed or gone; nothing to do", job_type.label, pk)
         return None
-    attempt = kind.rows().filter(pk=pk).values_list("attempts", flat=True).first() or 1
-    return Claim(kind, pk, token, int(attempt))
+    attempt = job_type.rows().filter(pk=pk).values_list("attempts", flat=True).first() or 1
+    return Claim(job_type, pk, token, int(attempt))
 
 
 def _held(claim: Claim) -> models.QuerySet[Any]:
-    return claim.kind.rows().filter(pk=claim.pk, status=Status.RUNNING, claimed_by=claim.token)
+    return claim.job_type.rows().filter(pk=claim.pk, status=Status.RUNNING, claimed_by=claim.token)
 
 
 def requeue(claim: Claim, **fields: Any) -> bool:
@@ -196,17 +197,17 @@ def finish(claim: Claim, **fields: Any) -> bool:
     """
     done = _held(claim).update(status=Status.DONE, finished_at=timezone.now(), **fields)
     if done != 1:
-        log.warning("%s %s: claim %s lost; its result is dropped", claim.kind.label, claim.pk, claim.token)
+        log.warning("%s %s: claim %s lost; its result is dropped", claim.job_type.label, claim.pk, claim.token)
     return done == 1
 
 
-def cancel(kind: JobKind, pk: int, **fields: Any) -> bool:
+def cancel(job_type: JobType, pk: int, **fields: Any) -> bool:
     """End a queued or running job at its owner's request, writing ``fields``.
 
     Its claimer, if any, loses the claim: its ``finish`` writes nothing, and
     ``holds`` tells it to stop the job. False when the job had already ended.
     """
-    cancelled = kind.rows().filter(pk=pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
+    cancelled = job_type.rows().filter(pk=pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
         status=Status.DONE, finished_at=timezone.now(), claimed_by="", **fields
     )
     return cancelled == 1
@@ -233,11 +234,11 @@ def lost(claim: Claim) -> bool:
     not "lost": a watcher on its own connection must not stop a job whose
     claim is still uncommitted in the claimer's transaction.
     """
-    row = claim.kind.rows().filter(pk=claim.pk)
+    row = claim.job_type.rows().filter(pk=claim.pk)
     return row.exists() and not _held(claim).exists()
 
 
-def enqueue(kind: JobKind, pk: int, queue: str) -> None:
+def enqueue(job_type: JobType, pk: int, queue: str) -> None:
     """Send the job's task by name, so no service imports a tasks module.
 
     Call it after commit (``enqueue_on_commit``): a worker must find the row.
@@ -247,16 +248,16 @@ def enqueue(kind: JobKind, pk: int, queue: str) -> None:
     if app.conf.task_always_eager:
         # send_task bypasses eager mode: run the registered task in-process instead.
         app.loader.import_default_modules()
-        app.tasks[kind.task].apply_async(args=(pk,), queue=queue)
+        app.tasks[job_type.task].apply_async(args=(pk,), queue=queue)
         return
     # The row is the result: nobody waits on the task's. Without this, Celery
     # subscribes to the result channel on every send (and unsubscribes
     # when the handle is collected): two Redis round trips per job.
-    app.send_task(kind.task, args=(pk,), queue=queue, ignore_result=True)
+    app.send_task(job_type.task, args=(pk,), queue=queue, ignore_result=True)
 
 
-def enqueue_on_commit(kind: JobKind, pk: int, queue: str) -> None:
-    transaction.on_commit(lambda: enqueue(kind, pk, queue))
+def enqueue_on_commit(job_type: JobType, pk: int, queue: str) -> None:
+    transaction.on_commit(lambda: enqueue(job_type, pk, queue))
 
 
 @dataclass
@@ -267,7 +268,7 @@ class ReapReport:
 
 
 def reap(now: datetime | None = None) -> ReapReport:
-    """Recover every kind of job that stopped making progress (the periodic sweep).
+    """Recover every type of job that stopped making progress (the periodic sweep).
 
     The database is the truth, the broker only a hint. Each change is
     conditional on the row still being in the state it was read in: a
@@ -276,23 +277,23 @@ def reap(now: datetime | None = None) -> ReapReport:
     now = now or timezone.now()
     report = ReapReport()
     queued_deadline = now - timedelta(seconds=settings.GRADER_QUEUED_STALE_S)
-    for kind in kinds():
-        running_deadline = now - timedelta(seconds=kind.hard_limit_s() + 30)
-        stuck = kind.rows().filter(status=Status.RUNNING, started_at__lt=running_deadline).select_related(*kind.select_related)
+    for job_type in job_types():
+        running_deadline = now - timedelta(seconds=job_type.hard_limit_s() + 30)
+        stuck = job_type.rows().filter(status=Status.RUNNING, started_at__lt=running_deadline).select_related(*job_type.select_related)
         for row in stuck:
-            still = kind.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by)
+            still = job_type.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by)
             if row.attempts >= settings.GRADER_MAX_ATTEMPTS:
-                if still.update(status=Status.DONE, finished_at=now, **kind.abandoned()):
-                    report.abandoned.append((kind.label, row.pk))
+                if still.update(status=Status.DONE, finished_at=now, **job_type.abandoned()):
+                    report.abandoned.append((job_type.label, row.pk))
                 continue
             if still.update(status=Status.QUEUED, enqueued_at=now):
-                report.reset.append((kind.label, row.pk))
-                enqueue_on_commit(kind, row.pk, kind.queue_of(row))
-        lost = kind.rows().filter(status=Status.QUEUED, enqueued_at__lt=queued_deadline).select_related(*kind.select_related)
+                report.reset.append((job_type.label, row.pk))
+                enqueue_on_commit(job_type, row.pk, job_type.queue_of(row))
+        lost = job_type.rows().filter(status=Status.QUEUED, enqueued_at__lt=queued_deadline).select_related(*job_type.select_related)
         for row in lost:
-            if kind.rows().filter(pk=row.pk, status=Status.QUEUED).update(enqueued_at=now):
-                report.requeued.append((kind.label, row.pk))
-                enqueue_on_commit(kind, row.pk, kind.queue_of(row))
+            if job_type.rows().filter(pk=row.pk, status=Status.QUEUED).update(enqueued_at=now):
+                report.requeued.append((job_type.label, row.pk))
+                enqueue_on_commit(job_type, row.pk, job_type.queue_of(row))
     if report.requeued or report.reset or report.abandoned:
         log.warning("reaper: requeued %s, reset %s, abandoned %s", report.requeued, report.reset, report.abandoned)
     return report
@@ -306,11 +307,11 @@ def recover_claims(worker: str) -> list[tuple[str, int]]:
     """
     recovered: list[tuple[str, int]] = []
     prefix = f"{worker}#"
-    for kind in kinds():
-        for row in kind.rows().filter(status=Status.RUNNING, claimed_by__startswith=prefix).select_related(*kind.select_related):
-            if kind.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by).update(status=Status.QUEUED, enqueued_at=timezone.now()):
-                recovered.append((kind.label, row.pk))
-                enqueue(kind, row.pk, kind.queue_of(row))
+    for job_type in job_types():
+        for row in job_type.rows().filter(status=Status.RUNNING, claimed_by__startswith=prefix).select_related(*job_type.select_related):
+            if job_type.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by).update(status=Status.QUEUED, enqueued_at=timezone.now()):
+                recovered.append((job_type.label, row.pk))
+                enqueue(job_type, row.pk, job_type.queue_of(row))
     if recovered:
         log.warning("worker %s restarted: re-enqueued its interrupted jobs %s", worker, recovered)
     return recovered

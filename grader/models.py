@@ -18,7 +18,7 @@ def _channel_token() -> str:
 
 
 class ClaimedJob(models.Model):
-    """The fields ``grader.lifecycle`` claims, requeues and finishes a job by (see ``JobKind``).
+    """The fields ``grader.lifecycle`` claims, requeues and finishes a job by (see ``JobType``).
 
     Every claimed job inherits them: submissions, rejudge results, authoring
     Checks, the LTI app's score posts. Only ``grader.lifecycle`` changes them.

@@ -19,7 +19,7 @@ from core.runners import default_runner
 from core.types import User
 from sandbox.interface import Runner
 
-from . import hooks, lifecycle, results
+from . import lifecycle, results, signals
 from .constants import OUTCOME_RANK, Kind, Outcome, Status
 from .models import Progress, Rejudge, RejudgeResult, Submission
 from .services import build_job
@@ -179,7 +179,7 @@ def apply_rejudge(rejudge: Rejudge, user: User) -> int:
         if submission.kind == Kind.SUBMIT:
             touched.add((submission.user_id, submission.rung_id))
             if result.new_outcome == Outcome.PASSED:
-                hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
+                signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     for user_id, rung_id in touched:
         recompute_progress(user_id, rung_id)
     if Rejudge.objects.filter(pk=rejudge.pk, applied_at__isnull=True).update(applied_at=timezone.now(), applied_by=user) != 1:

@@ -31,7 +31,7 @@ from sandbox import errors
 from sandbox.interface import Runner
 from sandbox.jobs import Job, JobResult
 
-from . import events, hooks, lifecycle, messages, results
+from . import events, lifecycle, messages, results, signals
 from .capacity import measure_capacity
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
 from .exceptions import (
@@ -298,7 +298,7 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
     if submission.kind == Kind.SUBMIT and graded.outcome != Outcome.INFRA_ERROR:
         update_progress(submission.user, submission.rung_version.rung, graded.outcome, timezone.now())
         if graded.outcome == Outcome.PASSED:
-            hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
+            signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     return True
 
 

@@ -41,7 +41,7 @@ def ping_task() -> str:
 
 @shared_task(name="grader.sweep_stuck_submissions_task")
 def sweep_stuck_submissions_task() -> None:
-    """The periodic reaper of every kind of claimed job, then stale containers."""
+    """The periodic reaper of every type of claimed job, then stale containers."""
     from sandbox.runner import remove_stale_containers
 
     lifecycle.reap()

@@ -11,7 +11,7 @@ class LtiConfig(AppConfig):
     def ready(self) -> None:
         from grader import lifecycle
 
-        from . import receivers  # noqa: F401  (connects grade passback to grader.hooks.submit_passed)
+        from . import receivers  # noqa: F401  (connects grade passback to grader.signals.submit_passed)
         from .passback import SCORE_POSTS
 
         # The reaper and a restarted worker's recovery cover score posts too.

@@ -1,7 +1,7 @@
 """Grade passback (AGS): a passing Submit becomes a score on each LMS line item that links to it.
 
 ``schedule_score_posts`` runs when grader announces a passing Submit
-(``grader.hooks.submit_passed``): for every placement the learner reached
+(``grader.signals.submit_passed``): for every placement the learner reached
 through an LMS (a link to the rung, or to its module) it stores one
 ``ScorePost`` and enqueues it. ``post_score`` sends it: a claimed job of
 ``grader.lifecycle``, so a redelivered task does nothing, the reaper
@@ -47,7 +47,7 @@ def _post_hard_limit_s() -> float:
     return settings.LTI_HTTP_TIMEOUT_S * 2 + 30
 
 
-SCORE_POSTS = lifecycle.JobKind(
+SCORE_POSTS = lifecycle.JobType(
     label="lti_score",
     model=ScorePost,
     task=SCORE_TASK,

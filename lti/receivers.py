@@ -6,7 +6,7 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from grader.hooks import submit_passed
+from grader.signals import submit_passed
 
 from .passback import schedule_score_posts
 

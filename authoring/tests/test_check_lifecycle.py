@@ -31,8 +31,8 @@ def _stuck(check: RungCheck, settings, **fields) -> None:
     RungCheck.objects.filter(pk=check.pk).update(started_at=started, **fields)
 
 
-def test_checks_are_a_kind_the_reaper_knows(check):
-    assert "check" in [kind.label for kind in lifecycle.kinds()]
+def test_checks_are_a_job_type_the_reaper_knows(check):
+    assert "check" in [job_type.label for job_type in lifecycle.job_types()]
 
 
 def test_a_check_whose_worker_died_is_put_back_and_then_finishes(check, enqueued, settings, django_capture_on_commit_callbacks):

@@ -1,15 +1,15 @@
-"""Jobs are enqueued by task name: every name a JobKind sends must be a registered task."""
+"""Jobs are enqueued by task name: every name a JobType sends must be a registered task."""
 
 from __future__ import annotations
 
 from grader import lifecycle
 
 
-def test_every_kind_names_a_registered_task():
+def test_every_job_type_names_a_registered_task():
     from config.celery import app
 
     app.loader.import_default_modules()
-    labels = {kind.label: kind.task for kind in lifecycle.kinds()}
+    labels = {job_type.label: job_type.task for job_type in lifecycle.job_types()}
     assert set(labels) == {"submission", "rejudge", "check", "lti_score"}
     assert {task for task in labels.values() if task not in app.tasks} == set()
 
@@ -55,11 +55,11 @@ def test_sending_a_job_subscribes_to_no_result(redis_url):
     client = redis.Redis.from_url(redis_url)
     try:
         before = subscribes(client)
-        for kind in lifecycle.kinds():
-            lifecycle.enqueue(kind, 10**9, "maintenance")
+        for job_type in lifecycle.job_types():
+            lifecycle.enqueue(job_type, 10**9, "maintenance")
         assert subscribes(client) == before
         # The messages themselves were sent.
-        assert client.llen("maintenance") == len(lifecycle.kinds())
+        assert client.llen("maintenance") == len(lifecycle.job_types())
     finally:
         app.conf.task_always_eager = eager
         client.delete("maintenance")

@@ -1,4 +1,4 @@
-"""The reaper: every kind of claimed job stuck in queued or running is recovered."""
+"""The reaper: every type of claimed job stuck in queued or running is recovered."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 from lti_tool.models import LtiUser
 
 from exercises.models import Rung
-from grader import hooks
+from grader import signals
 from grader.exceptions import RetryLater
 from grader.models import Submission
 from lti import passback
@@ -90,7 +90,7 @@ def test_a_refusal_the_lms_will_not_change_its_mind_on_is_not_retried(lms, place
 
 def test_a_pass_announced_twice_and_a_task_delivered_twice_post_once(lms, placed_rung, student, account, enqueued):
     submission = pass_submit(account, "kv-cache-size")
-    hooks.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
+    signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     (post,) = ScorePost.objects.filter(submission=submission)
     passback.post_score(post.pk)
     assert passback.post_score(post.pk) is None  # the redelivered task finds nothing to claim
@@ -141,7 +141,7 @@ def test_a_learner_who_never_came_from_an_lms_sends_nothing(learner, catalog, en
 def test_the_reaper_covers_score_posts():
     from grader import lifecycle
 
-    assert passback.SCORE_POSTS in lifecycle.kinds()
+    assert passback.SCORE_POSTS in lifecycle.job_types()
 
 
 def test_the_celery_task_posts_and_retries(lms, placed_rung, student, account, settings, enqueued):
