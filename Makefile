@@ -17,6 +17,7 @@ image:
 lint:
 	.venv/bin/ruff check .
 	SECRET_KEY=lint .venv/bin/mypy .
+	.venv/bin/mypy --config-file sandbox/mypy-harness.ini
 
 # Rebuild frontend/static/frontend/{editor,math}.bundle.js and KaTeX's css/fonts (committed; needs Node only here).
 editor:

@@ -35,6 +35,8 @@ case "$TEST_DATABASE" in
 esac
 echo "[test] ruff" && .venv/bin/ruff check .
 echo "[test] mypy" && .venv/bin/mypy .
+# The harness runs in the image with its own import roots (sandbox/mypy-harness.ini).
+echo "[test] mypy (harness)" && .venv/bin/mypy --config-file sandbox/mypy-harness.ini
 
 run_pytest() {
     # run_pytest LABEL DATABASE_URL PYTEST_ARGS... : one pass, timed; its exit status.

@@ -41,7 +41,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,7 @@ class _PerTest:
         self.durations: dict[str, float] = {}
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
         self.plugin.channel.deadline = time.monotonic() + self.walls.get(item.name, self.default_s)
         if self.fresh:
             # This test's own learner process ends itself after this much CPU time.

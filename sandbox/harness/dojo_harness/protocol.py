@@ -126,6 +126,7 @@ class FrameReader:
             return len(self._body) - self._filled
         if len(self.buffer) < _HEADER.size:
             return _HEADER.size - len(self.buffer)
+        size: int
         (size,) = _HEADER.unpack_from(self.buffer)
         _check_size(size, self.limit)
         return max(0, _HEADER.size + size - len(self.buffer))
@@ -139,9 +140,9 @@ class FrameReader:
             return body
         (size,) = _HEADER.unpack_from(self.buffer)
         end = _HEADER.size + size
-        body = bytes(self.buffer[_HEADER.size : end])
+        frame = bytes(self.buffer[_HEADER.size : end])
         del self.buffer[:end]
-        return body
+        return frame
 
     def fill(self) -> None:
         """One ``recv`` (it blocks, or raises BlockingIOError, as the socket is set)."""
@@ -347,7 +348,7 @@ def matches_encoding(value: Any, data: Any, handle: Callable[[Any], Any]) -> boo
         return False
     tag = data.get("__t")
     if tag == "float":
-        special = _SPECIAL_FLOATS.get(data.get("v"), 0.0)
+        special = _SPECIAL_FLOATS.get(data["v"], 0.0) if "v" in data else 0.0
         return type(value) is float and (value == special or (math.isnan(value) and math.isnan(special)))
     if tag == "tuple":
         items = data.get("v")
