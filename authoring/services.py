@@ -30,6 +30,7 @@ from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles
 from exercises.models import Module, Rung, RungVersion
 from exercises.services import publish_rung_version
+from exercises.strength import record_strength, strength_from_summary
 from exercises.validation import RungSource, validate_rung
 from grader import lifecycle
 from grader.constants import Kind, Status
@@ -343,6 +344,8 @@ def _publish(pk: int, read_at: Any, files: RungFiles, user: User) -> RungVersion
     version = publish_rung_version(rung, files)
     if version is None:
         raise PublishRefused("nothing to publish: the draft equals the published version")
+    # What the passing Check measured is what a learner is told a pass means.
+    record_strength(version, strength_from_summary(dict(check.summary or {})))
     draft.rung, draft.base_version, draft.updated_by = rung, version, user
     draft.save(update_fields=["rung", "base_version", "updated_by", "updated_at"])
     return version

@@ -28,6 +28,13 @@ from pathlib import Path
 from typing import Any
 
 MARKER = "testing undocumented behaviour"
+# A hidden test whose name starts so is a generator: every call it makes to the
+# solution is one generated case (docs/authoring.md, "Test strength").
+GENERATED_PREFIX = "test_generated_"
+# The last test of a guarded run fails on purpose with the calls each test made,
+# the one way a passing run's figures come back from the sandbox.
+COUNTS_TEST = "test_zz_dojo_case_counts"
+COUNTS_MARKER = "dojo case counts"
 TYPE_NAMES = ("int", "float", "number", "bool", "str", "none", "list", "tuple", "dict", "tensor", "any")
 
 
@@ -272,6 +279,8 @@ class Guard:
         self.domain = domain
         self.records: list[tuple[str, str]] = []
         self.depth = 0  # calls the reference makes into itself are not the tests' calls
+        # Calls of the ``solution`` fixture per test (the reference's own calls are not cases).
+        self.calls: dict[str, int] = {}
         self.signatures: dict[str, inspect.Signature | None] = {}
         # Entry owners that are classes: calling one makes an object whose methods are guarded.
         self.classes: set[str] = set()
@@ -291,10 +300,16 @@ class Guard:
 
     # -- judging ---------------------------------------------------------
 
-    def call(self, key: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], this: Any = None) -> Any:
-        """Call ``function`` if the call lies inside the domain or is a documented bad input; else record and refuse."""
+    def call(
+        self, key: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], this: Any = None, *, case: bool = False
+    ) -> Any:
+        """Call ``function`` if the call lies inside the domain or is a documented bad input; else record and refuse.
+
+        ``case``: a call of the ``solution`` fixture, counted for its test."""
         if self.depth:
             return function(*args, **kwargs)
+        if case:
+            self.count_case()
         signature = self.signatures.get(key)
         shown = ", ".join([describe(value) for value in args] + [f"{name}={describe(value)}" for name, value in kwargs.items()])
         try:
@@ -329,12 +344,27 @@ class Guard:
             return value
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            if not self.depth:
+                self.count_case()
             if (args or kwargs) and not self.depth:
                 shown = ", ".join([describe(item) for item in args] + [f"{name}={describe(item)}" for name, item in kwargs.items()])
                 self._refuse(f"{key}({shown}): the domain declares no entry {key}")
             return value(*args, **kwargs)
 
         return call
+
+    def count_case(self) -> None:
+        test = _current_test()
+        self.calls[test] = self.calls.get(test, 0) + 1
+
+    def case_counts(self) -> dict[str, Any]:
+        """The calls of each generator test (``GENERATED_PREFIX``) and their sum: the run's generated cases."""
+        generated = {test: count for test, count in self.calls.items() if test.startswith(GENERATED_PREFIX)}
+        return {"generated": sum(generated.values()), "calls": generated}
+
+    def counts_line(self) -> str:
+        """``case_counts`` as the message ``COUNTS_TEST`` fails with (``parse_counts`` reads it back)."""
+        return f"{COUNTS_MARKER}: {json.dumps(self.case_counts(), sort_keys=True)}"
 
     def _refuse(self, text: str) -> None:
         record = (_current_test(), text)
@@ -419,17 +449,19 @@ class _GuardedObject:
         if owner:
             key = f"{owner}.{name}"
             if key in guard.domain:
-                return lambda *args, **kwargs: guard.call(key, value, args, kwargs, this=target)
+                return lambda *args, **kwargs: guard.call(key, value, args, kwargs, this=target, case=True)
             return guard.undeclared(key, value)
         if name in guard.classes:
 
             def construct(*args: Any, **kwargs: Any) -> Any:
-                made = guard.call(name, value, args, kwargs) if name in guard.domain else value(*args, **kwargs)
+                if name not in guard.domain and not guard.depth:
+                    guard.count_case()
+                made = guard.call(name, value, args, kwargs, case=True) if name in guard.domain else value(*args, **kwargs)
                 return _GuardedObject(made, guard, name)
 
             return construct
         if name in guard.domain:
-            return lambda *args, **kwargs: guard.call(name, value, args, kwargs)
+            return lambda *args, **kwargs: guard.call(name, value, args, kwargs, case=True)
         return guard.undeclared(name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -453,6 +485,18 @@ class _GuardedObject:
         target = self._dojo_target
         call_ref = getattr(type(target), "_dojo_call_by_reference", None)
         return call_ref(target, name, args, kwargs) if call_ref is not None else getattr(target, name)(*args, **kwargs)
+
+
+def parse_counts(message: str) -> dict[str, Any] | None:
+    """The figures in ``COUNTS_TEST``'s message, or None when it carries none."""
+    at = message.find(COUNTS_MARKER + ": ")
+    if at < 0:
+        return None
+    try:
+        data = json.loads(message[at + len(COUNTS_MARKER) + 2 :].splitlines()[0])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("generated"), int) else None
 
 
 def domain_test_source(tests: str, domain: dict[str, Any]) -> str:
@@ -483,5 +527,8 @@ def domain_test_source(tests: str, domain: dict[str, Any]) -> str:
         + "def _dojo_domain_report(request):\n"
         + "    yield\n"
         + "    if _dojo_guard is not None:\n"
-        + "        _dojo_guard.fail_if_recorded(request.node.name)\n"
+        + "        _dojo_guard.fail_if_recorded(request.node.name)\n\n\n"
+        + f"def {COUNTS_TEST}():\n"
+        + "    if _dojo_guard is not None:\n"
+        + "        raise AssertionError(_dojo_guard.counts_line())\n"
     )

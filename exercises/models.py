@@ -104,6 +104,9 @@ class RungVersion(models.Model):
     alternatives = models.JSONField(default=dict, blank=True)
     # rung.yaml's domain: as plain data (exercises.schema.EntryDomain per entry point).
     domain = models.JSONField(default=dict, blank=True)
+    # How much a pass means (exercises.strength.FIGURES): hidden tests named and generated
+    # cases, wrong solutions caught, alternatives passing, mutation score; {} when not measured.
+    strength = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

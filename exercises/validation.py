@@ -20,7 +20,7 @@ from sandbox.interface import Runner
 from sandbox.jobs import JobResult
 
 from .constants import CHECK_SEEDS, DOMAIN_REQUIRED, MIN_ALTERNATIVES
-from .domain_guard import MARKER, domain_test_source
+from .domain_guard import COUNTS_TEST, MARKER, domain_test_source, parse_counts
 from .jobs import job_for
 from .loader import RungFiles
 from .mutation import MutationReport, analyse_mutants
@@ -86,6 +86,9 @@ class RungReport:
     alternatives_passing: int = 0
     # Calls the hidden tests made outside the declared domain ("test: call: why").
     undocumented_calls: list[str] = field(default_factory=list)
+    # Calls of the solution made by the generator tests (domain_guard.GENERATED_PREFIX) in the
+    # guarded run; None when not counted (no domain, or the run did not report them).
+    generated_cases: int | None = None
     seconds: float = 0.0
     facts: list[Fact] = field(default_factory=list)
     # What an author should look at but that does not fail the rung (an empty wrong solution...).
@@ -266,11 +269,18 @@ def _domain_facts(source: RungSource, by_step: dict[tuple[str, str, int], JobRes
         return
     guarded = by_step[("reference", "domain", CHECK_SEEDS[0])]
     report.undocumented_calls = _undocumented_calls(guarded)
+    # The counting test fails on purpose to carry its figures back; every other test must pass.
+    tests = [test for test in guarded.tests if test.name != COUNTS_TEST]
+    counts = next((parse_counts(test.message) for test in guarded.tests if test.name == COUNTS_TEST), None)
+    report.generated_cases = counts["generated"] if counts is not None else None
+    clean = guarded.outcome == "passed" or (
+        guarded.outcome == "failed" and counts is not None and all(test.outcome in ("passed", "skipped") for test in tests)
+    )
     if report.undocumented_calls:
         shown = report.undocumented_calls[:6]
         evidence = "; ".join(shown) + (f" (and {len(report.undocumented_calls) - 6} more)" if len(report.undocumented_calls) > 6 else "")
         report.facts.append(Fact(claim, False, evidence))
-    elif guarded.outcome != "passed":
+    elif not clean:
         report.facts.append(Fact(claim, False, f"the reference, guarded by its domain: {_evidence(guarded)}"))
     else:
-        report.facts.append(Fact(claim, True, f"{len(guarded.tests)} hidden tests ran with every call inside the domain or a documented bad input"))
+        report.facts.append(Fact(claim, True, f"{len(tests)} hidden tests ran with every call inside the domain or a documented bad input"))

@@ -6,6 +6,9 @@ Two families with stable ids: the learner's (shown as they are) and ours
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from sandbox import errors
 
 from .constants import ErrorCode, Outcome
@@ -84,6 +87,17 @@ STATE_LEAK_NOTE = (
     "Some hidden tests gave a different result when run alone than after other tests: your code keeps "
     "state between calls. Make each call depend only on its arguments."
 )
+# One such test, by which way it went (sandbox.jobs.JobResult.passes_alone).
+LEAK_PASSES_ALONE = (
+    "This test passed when it ran on its own but failed after other tests had run: your code keeps "
+    "state between calls (a global, a mutable default argument, a class attribute). Make each call "
+    "depend only on its arguments."
+)
+LEAK_FAILS_ALONE = (
+    "This test passed only after other tests had run and failed on its own: your code relies on state "
+    "left by earlier calls (a global, a mutable default argument, a class attribute, a file). Make each "
+    "call depend only on its arguments."
+)
 
 CODE_TOO_LARGE = "Your code is {size:,} bytes; the limit is {limit:,} bytes. Remove some of it (large data belongs in the tests, not the solution)."
 CODE_NOT_TEXT = "Your code must be UTF-8 text without NUL bytes."
@@ -134,3 +148,19 @@ TEST_TIMED_OUT_LOADING = "The time limit ran out while your code was loading, be
 STUCK_IN_TEST = "It was stuck in {name}; the tests after it did not run."
 STUCK_UNKNOWN = "No test reported a result before the limit, so the code was stuck while loading or in the first test."
 NOT_RUN = "Not run: the job stopped before this test."
+
+
+# How much a pass means (exercises.strength), one line on the module page and in the workspace.
+TEST_STRENGTH = (
+    "Hidden tests: {named} named, {generated:,} generated cases. They catch {wrong_caught} of {wrong} known mistakes "
+    "and {mutants} of small changes to the reference (mutants), and pass {alternatives_passing} of {alternatives} "
+    "independent correct solutions."
+)
+
+
+def test_strength(figures: dict[str, Any]) -> str:
+    """The line for a version's complete strength figures (``exercises.strength.complete``)."""
+    # Rounded down: 0.996 is "99%", never a 100% it did not reach.
+    mutants = f"{math.floor(float(figures['mutation_score']) * 100)}%"
+    counts = ("named", "generated", "wrong", "wrong_caught", "alternatives", "alternatives_passing")
+    return TEST_STRENGTH.format(mutants=mutants, **{key: int(figures[key]) for key in counts})

@@ -13,7 +13,7 @@ import pytest
 import torch
 from pydantic import ValidationError
 
-from exercises.domain_guard import MARKER, Guard, UndocumentedCall, domain_test_source, judge
+from exercises.domain_guard import COUNTS_TEST, MARKER, Guard, UndocumentedCall, domain_test_source, judge, parse_counts
 from exercises.schema import EntryDomain
 from exercises.validation import RungSource, solution_warnings
 
@@ -162,6 +162,8 @@ def test_the_appended_guard_fails_each_hidden_test_that_calls_outside_the_domain
     assert f"{MARKER}: test_float: add(1.5, 2): argument a=1.5 type float is not int" in plugin.messages["test_float"]
     assert f"{MARKER}: test_swallowed: add(1, 'x'): argument b='x' type str is not int" in plugin.messages["test_swallowed"]
     assert f"{MARKER}: test_undeclared: version(2): the domain declares no entry version" in plugin.messages["test_undeclared"]
+    # The last test carries the calls of the generator tests back (none here: no test_generated_*).
+    assert parse_counts(plugin.messages[COUNTS_TEST]) == {"generated": 0, "calls": {}}
 
 
 def test_check_warns_about_empty_copied_and_duplicate_wrong_solutions() -> None:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exercises.exceptions import CatalogError
 from exercises.services import sync_catalog
+from exercises.strength import record_shipped_strength
 
 
 class Command(BaseCommand):
@@ -22,8 +23,10 @@ class Command(BaseCommand):
             report = sync_catalog(Path(options["path"]))
         except CatalogError as exc:
             raise CommandError(str(exc)) from exc
+        measured = record_shipped_strength(Path(options["path"]))
         self.stdout.write(
             f"{report.tracks} track(s), {report.modules} module(s), {report.rungs} rung(s); "
             f"new versions: {', '.join(report.new_versions) or 'none'}; "
-            f"modules changed: {', '.join(report.changed_modules) or 'none'}"
+            f"modules changed: {', '.join(report.changed_modules) or 'none'}; "
+            f"test strength recorded: {', '.join(measured) or 'none'}"
         )

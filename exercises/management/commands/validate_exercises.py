@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from core.runners import default_runner
 from exercises.exceptions import CatalogError
 from exercises.loader import read_catalog
+from exercises.strength import strength_from_summary, write_shipped_strength
 from exercises.validation import RungReport, RungSource, validate_rung
 
 
@@ -29,6 +30,10 @@ class Command(BaseCommand):
             "--min-mutation-score", type=float, default=None,
             help="Also fail a rung whose mutation score is below this (default: report the score only).",
         )
+        parser.add_argument(
+            "--write-strength", action="store_true",
+            help="Record each passing rung's test strength in strength.json at the catalog's root (docs/authoring.md, \"Test strength\").",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -45,6 +50,9 @@ class Command(BaseCommand):
                         continue
                     report = validate_rung(RungSource.from_files(rung), runner, mutants=not options["no_mutants"])
                     reports.append(report)
+                    figures = strength_from_summary(report.summary())
+                    if options["write_strength"] and report.ok and figures:
+                        write_shipped_strength(Path(options["path"]), rung.meta.slug, rung.content_hash, figures)
                     if not options["json"]:
                         self._print(report)
         if options["json"]:
