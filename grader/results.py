@@ -105,16 +105,19 @@ def _where_it_stopped(tests: Sequence[ShownTest]) -> str:
     return "" if any(test.outcome != "skipped" for test in tests) else messages.STUCK_UNKNOWN
 
 
-def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, leaked: bool = False) -> ShownTest:
-    """One test of a Run or a Submit as the learner may see it."""
+def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, leaked: bool = False, passes_alone: bool = False) -> ShownTest:
+    """One test of a Run or a Submit as the learner may see it; ``leaked``: its
+    outcome depended on the tests before it (``passes_alone``: it passed on its own)."""
     name = safe_text(case.name, 200)
     if kind != Kind.SUBMIT:
         return ShownTest(name, case.outcome, round(max(0.0, case.duration_s), 3), safe_text(case.message), "", hidden=False)
     message = "" if case.outcome == "passed" else version.hidden_description(case.name)
+    detail = case.message
     if leaked:
         message = f"{message} {messages.STATE_LEAK_NOTE}".strip()
+        detail = f"{messages.LEAK_PASSES_ALONE if passes_alone else messages.LEAK_FAILS_ALONE}\n\n{detail}".strip()
     # NOTE: duration 0 means "withheld"; a hidden test's time could encode its input.
-    return ShownTest(name, case.outcome, 0.0, safe_text(message), safe_text(case.message), hidden=True)
+    return ShownTest(name, case.outcome, 0.0, safe_text(message), safe_text(detail), hidden=True)
 
 
 def _worded(case: CaseResult, *, loading: bool) -> CaseResult:
@@ -159,7 +162,8 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
     """Turn a sandbox result into what is stored and shown for a Run or a Submit."""
     leaks = set(result.state_leaks)
     cases = [_worded(case, loading=result.stopped == "loading") for case in result.tests]
-    tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks) for case in cases]
+    alone = set(result.passes_alone)
+    tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks, passes_alone=case.name in alone) for case in cases]
     submit = kind == Kind.SUBMIT
     message = summary_for(result, kind)
     if result.outcome in STOPPED_EARLY:

@@ -92,6 +92,9 @@ class JobResult:
     stdout: str = ""
     stderr: str = ""
     state_leaks: list[str] = field(default_factory=list)
+    # Of ``state_leaks``, the tests that passed on their own in the re-run
+    # and failed after the others; the rest passed only after the others.
+    passes_alone: list[str] = field(default_factory=list)
     peak_memory_bytes: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
     # Stable id of an infrastructure failure (ours, not the learner's).

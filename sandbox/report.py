@@ -193,6 +193,7 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         stdout=clean_text(report.get("stdout") or "", MAX_STORED_OUTPUT),
         stderr=clean_text(report.get("stderr") or "", MAX_STORED_OUTPUT),
         state_leaks=[clean_test_name(name) for name in _list(report.get("state_leaks"))],
+        passes_alone=[clean_test_name(name) for name in _list(report.get("passes_alone"))],
         # Beyond what the database holds is no measurement: unknown, as when absent.
         peak_memory_bytes=peak if type(peak) is int and 0 <= peak <= MAX_BIGINT else None,
         error_code=error_code,

@@ -175,6 +175,8 @@ def test_a_peak_memory_the_database_cannot_hold_is_unknown() -> None:
 def test_a_limit_is_reported_as_facts_and_nothing_else_is_believed():
     stopped = parse_report({"outcome": "timeout", "stopped": "loading", "limit": 4})
     assert (stopped.stopped, stopped.limit, stopped.message) == ("loading", 4.0, "")
+    leaky = parse_report({"outcome": "failed", "state_leaks": ["test_a", "test_b"], "passes_alone": ["test_a", 7]})
+    assert (leaky.state_leaks, leaky.passes_alone[0]) == (["test_a", "test_b"], "test_a")
     odd = [("somewhere", "4", ""), ("Loading", -1, ""), (["loading"], True, ""), ("results", float("nan"), "results"), (None, 1e300, "")]
     for place, limit, believed in odd:
         result = parse_report({"outcome": "memory_limit", "stopped": place, "limit": limit})

@@ -637,6 +637,7 @@ def _grade(
         "limit": limit,
         "tests": [record.__dict__ for record in tests],
         "state_leaks": rerun.leaky if rerun is not None else [],
+        "passes_alone": rerun.passes_alone if rerun is not None else [],
         "stdout": stdout_tap.text() if payload.get("show_output") else "",
         "stderr": stderr_tap.text() if payload.get("show_output") else "",
         "output_bytes": stdout_tap.total + stderr_tap.total,

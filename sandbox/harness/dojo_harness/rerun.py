@@ -26,38 +26,29 @@ class RerunVerdict:
     outcome: str | None = None
     message: str = ""
     leaky: list[str] = field(default_factory=list)
+    # Of ``leaky``, the tests that passed on their own and failed after the
+    # others (the rest the other way round): a fact the host words.
+    passes_alone: list[str] = field(default_factory=list)
     # Why the re-run failed ("timeout", "error", "incomplete"): the host shows
     # a fixed sentence for it even on a Submit, where learner text is withheld.
     failure: str = ""
 
 
-def rerun_note(shared: str, fresh: str) -> str:
-    if shared != "passed" and fresh == "passed":
-        return (
-            "This test passed when it ran on its own but failed after other tests had run: your code keeps "
-            "state between calls (a global, a mutable default argument, a class attribute). Make each call "
-            "depend only on its arguments."
-        )
-    return (
-        "This test passed only after other tests had run and failed on its own: your code relies on state "
-        "left by earlier calls (a global, a mutable default argument, a class attribute, a file). Make each "
-        "call depend only on its arguments."
-    )
-
-
-def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> list[str]:
-    """Mark tests whose outcome depends on what ran before; return their names."""
-    leaky = []
+def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> tuple[list[str], list[str]]:
+    """Mark tests whose outcome depends on what ran before; their names, and
+    of those the ones that passed on their own (``RerunVerdict.passes_alone``)."""
+    leaky, passes_alone = [], []
     for name, record in shared.items():
         other = fresh.get(name)
         if other is None or other.outcome == record.outcome:
             continue
         if {record.outcome, other.outcome} <= {"passed", "failed", "error"}:
             leaky.append(name)
-            note = rerun_note(record.outcome, other.outcome)
-            record.message = f"{note}\n\n{record.message or other.message}".strip()[:MAX_MESSAGE]
+            if other.outcome == "passed":
+                passes_alone.append(name)
+            record.message = (record.message or other.message)[:MAX_MESSAGE]
             record.outcome = "failed"
-    return leaky
+    return leaky, passes_alone
 
 
 def judge_rerun(shared: RunState, fresh: RunState, only: frozenset[str] | None = None) -> RerunVerdict:
@@ -75,4 +66,5 @@ def judge_rerun(shared: RunState, fresh: RunState, only: frozenset[str] | None =
     missing = sorted(expected - set(fresh.tests))
     if missing:
         return RerunVerdict("failed", failure="incomplete")
-    return RerunVerdict(leaky=merge_fresh(shared.tests, fresh.tests))
+    leaky, passes_alone = merge_fresh(shared.tests, fresh.tests)
+    return RerunVerdict(leaky=leaky, passes_alone=passes_alone)
