@@ -178,7 +178,7 @@ def _limit(value: Any) -> float:
 def parse_report(report: dict[str, Any]) -> JobResult:
     outcome = report.get("outcome")
     if not isinstance(outcome, str) or outcome not in OUTCOMES:
-        return JobResult(outcome="infra_error", error_code=REPORT_INVALID, message="The grader's report was unreadable.")
+        return JobResult(outcome="infra_error", error_code=REPORT_INVALID)
     tests = unique_names([test for test in (parse_test(item) for item in _list(report.get("tests"))) if test is not None])
     peak = report.get("peak_memory_bytes")
     calls = report.get("hidden_calls")

@@ -302,14 +302,14 @@ class SandboxRunner:
             oom_killed = bool(container.attrs.get("State", {}).get("OOMKilled"))
             if watchdog.fired and harness_started_s is None:
                 log.warning("sandbox harness did not start within %s s", self.startup_s)
-                return JobResult(outcome="infra_error", error_code=errors.START_TIMEOUT, message="The grader did not start in time.", timings=timings)
+                return JobResult(outcome="infra_error", error_code=errors.START_TIMEOUT, timings=timings)
             if watchdog.fired:
                 return JobResult(outcome="timeout", limit=job.limits.time_s, timings=timings)
             if oom_killed:
                 return JobResult(outcome="memory_limit", timings=timings)
             log.warning("sandbox produced no report (exit %s)", state.get("StatusCode"))
             stderr = clean_text(container.logs(stdout=False, stderr=True, tail=40)[-4000:].decode("utf-8", "replace"), MAX_TEST_MESSAGE)
-            return JobResult(outcome="infra_error", error_code=errors.REPORT_MISSING, message="The grader produced no report.", stderr=stderr, timings=timings)
+            return JobResult(outcome="infra_error", error_code=errors.REPORT_MISSING, stderr=stderr, timings=timings)
         result = parse_report(report)
         result.timings = {**timings, "run_s": seconds(report.get("run_s"))}
         # The host's own check of a pass, whatever the report says.
