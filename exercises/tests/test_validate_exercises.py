@@ -31,13 +31,15 @@ def test_every_shipped_rung_validates(sandbox_image, settings, warm_grading_pool
         assert set(report) == {
             "rung", "visible_tests", "hidden_tests", "reference_passed", "starter_failed_hidden",
             "wrong_solutions", "wrong_caught", "wrong_passing_visible", "alternatives", "alternatives_passing",
-            "mutants", "killed", "equivalent", "mutation_score", "failing", "warnings",
+            "mutants", "killed", "equivalent", "mutation_score", "failing", "warnings", "generated_cases",
         }
         assert report["failing"] == [], report
         assert report["reference_passed"] and report["starter_failed_hidden"], report
         assert report["wrong_solutions"] >= 3 and report["wrong_caught"] == report["wrong_solutions"], report
         assert report["wrong_passing_visible"] >= 1, report
         assert report["alternatives"] >= 2 and report["alternatives_passing"] == report["alternatives"], report
+        # Every shipped rung has generator tests (test_generated_*): the guarded run counts their calls.
+        assert isinstance(report["generated_cases"], int) and report["generated_cases"] > 0, report
         # Skipped here, and said so: no figure is made up.
         assert (report["mutants"], report["killed"], report["equivalent"], report["mutation_score"]) == (None, None, None, None), report
 
