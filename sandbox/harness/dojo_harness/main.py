@@ -46,11 +46,11 @@ import socket
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from . import machine
 from .identity import become, set_oom_score_adj
+from .jobio import TEST_DIR, WORK, Emitter, OutputTap, cgroup_value, oom_kills
 from .launcher import LauncherClient, LauncherFailed, fork_launcher
 from .scrub import live_processes
 
@@ -64,14 +64,8 @@ HARNESS_UID = 1001
 LEARNER_UID_BASE = 1000
 # The most jobs one container serves (the host's SANDBOX_REUSE_JOBS is at most this).
 MAX_JOBS = 16000
-WORK = Path("/work")
-TEST_DIR = WORK / "harness" / "tests"
 LEARNER_DIR = WORK / "learner"
 MAX_PAYLOAD = 8 * 1024 * 1024
-STORED_OUTPUT = 64 * 1024
-# The most ``OutputTap.settle`` reads: what a pipe can hold at its largest
-# (an unprivileged process may grow its pipe to 1 MiB), and a chunk more.
-SETTLE_MAX_BYTES = 1024 * 1024 + 65536
 HARNESS_OOM_SCORE_ADJ = -900
 # Set by the runner when huge pages are wanted (``sandbox.container``).
 HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
@@ -90,117 +84,9 @@ LEARNER_ENV = {
 }
 
 
-class OutputTap:
-    """Drains one learner pipe: keeps the first bytes, counts all of them.
-
-    A thread reads whatever arrives; ``settle`` reads, under the same lock,
-    whatever is still in the pipe. The learner's process flushes its output
-    before each answer and before it exits, so once the harness has its last
-    answer, ``settle`` has everything printed until then: no fixed wait.
-    """
-
-    def __init__(self, fd: int, limit: int, on_flood: threading.Event) -> None:
-        self.fd = fd
-        self.limit = limit
-        self.on_flood = on_flood
-        self.kept = bytearray()
-        self.total = 0
-        self.closed = False
-        self.lock = threading.Lock()
-        os.set_blocking(fd, False)
-        self.thread = threading.Thread(target=self._drain, daemon=True)
-        self.thread.start()
-
-    def _drain(self) -> None:
-        while not self.closed:
-            try:
-                select.select([self.fd], [], [])
-            except (OSError, ValueError):
-                return
-            # One chunk per hold of the lock, so ``settle`` is never kept
-            # waiting by a writer that does not stop.
-            with self.lock:
-                self._read_available(65536)
-
-    def _read_available(self, budget: int | None = None) -> None:
-        """Read until the pipe is empty (or closed), or ``budget`` bytes. Hold ``lock``."""
-        while not self.closed and (budget is None or budget > 0):
-            try:
-                chunk = os.read(self.fd, 65536)
-            except BlockingIOError:
-                return
-            except OSError:
-                self.closed = True
-                return
-            if not chunk:
-                self.closed = True
-                return
-            self.total += len(chunk)
-            if budget is not None:
-                budget -= len(chunk)
-            if len(self.kept) < STORED_OUTPUT:
-                self.kept += chunk[: STORED_OUTPUT - len(self.kept)]
-            if self.total > self.limit:
-                self.on_flood.set()
-
-    def settle(self) -> None:
-        """Take in everything already written to the pipe.
-
-        Bounded: a learner process still writing as fast as this reads (a
-        run that timed out or flooded, whose processes are not yet killed)
-        is a flood, not output to wait for.
-        """
-        with self.lock:
-            if not self.on_flood.is_set():
-                self._read_available(SETTLE_MAX_BYTES)
-
-    def text(self) -> str:
-        text = self.kept.decode("utf-8", errors="replace")
-        if self.total > len(self.kept):
-            text += f"\n[... output truncated: {self.total} bytes in all ...]"
-        return text
-
-
-class Emitter:
-    """Writes nonce-tagged events on the report stream (the real stdout)."""
-
-    def __init__(self, nonce: str, stream: IO[str]) -> None:
-        self.prefix = f"@@DOJO {nonce} "
-        self.stream = stream
-        self.lock = threading.Lock()
-
-    def emit(self, event: str, **data: Any) -> None:
-        line = self.prefix + json.dumps({"event": event, **data}, separators=(",", ":")) + "\n"
-        with self.lock:
-            self.stream.write(line)
-            self.stream.flush()
-
-
-def _cgroup_value(*candidates: str, key: str | None = None) -> int | None:
-    for path in candidates:
-        try:
-            text = Path(path).read_text()
-        except OSError:
-            continue
-        if key is None:
-            try:
-                return int(text.split()[0])
-            except (ValueError, IndexError):
-                continue
-        for line in text.splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[0] == key:
-                return int(parts[1])
-    return None
-
-
 def learner_uid(job_number: int) -> int:
     """The learner uid of the container's ``job_number``-th job (1-based)."""
     return LEARNER_UID_BASE + 2 * job_number
-
-
-def oom_kills() -> int:
-    return _cgroup_value("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control", key="oom_kill") or 0
 
 
 # The error code of a job whose container held a process of another job:
@@ -253,7 +139,7 @@ class OomWatch:
 
 
 def memory_now() -> int | None:
-    return _cgroup_value("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory/memory.usage_in_bytes")
+    return cgroup_value("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory/memory.usage_in_bytes")
 
 
 class MemorySampler:

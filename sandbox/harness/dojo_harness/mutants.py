@@ -47,8 +47,8 @@ from typing import Any
 
 import pytest
 
+from .jobio import TEST_DIR, Emitter, OutputTap, oom_kills
 from .launcher import LauncherClient
-from .main import TEST_DIR, Emitter, OutputTap, oom_kills
 from .plugin import HarnessPlugin, RunState, all_passed, not_failed, run_tests
 from .proxy import Channel, ChannelBroken, LearnerDied, ServerDied
 
