@@ -32,7 +32,24 @@ WRONG = {
     "absolute.py": ("Adds the absolute values.", "def add(a, b):\n    return abs(a) + abs(b)\n"),
     "multiplies.py": ("Multiplies instead of adding.", "def add(a, b):\n    return a * b\n"),
 }
+# Two independent correct solutions and the documented domain: a Check requires both (issue 58).
+ALTERNATIVES = {
+    "swapped.py": ("Adds in the other order.", "def add(a, b):\n    return b + a\n"),
+    "builtin_sum.py": ("Uses sum().", "def add(a, b):\n    return sum((a, b))\n"),
+}
+DOMAIN = "add:\n  args:\n    a: {type: int}\n    b: {type: int}\n"
 INSTRUCTIONS = "# Add two numbers\n\nWrite `add(a, b)` returning $a + b$ for any integers, negative ones included:\n\n$$\\operatorname{add}(a, b) = a + b$$\n"
+
+
+def fill_alternatives_and_domain(page: Any) -> None:
+    """Two alternatives in the editor's rows and the domain's YAML, as an author types them."""
+    for index, (name, (description, code)) in enumerate(ALTERNATIVES.items()):
+        if index:
+            page.click("#add-alt")
+        page.fill(f"input[name='alt-{index}-name']", name)
+        page.fill(f"input[name='alt-{index}-description']", description)
+        page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", [f"alt-{index}-code", code])
+    page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", ["domain_yaml", DOMAIN])
 
 
 @pytest.fixture
@@ -101,6 +118,7 @@ def test_an_instructor_authors_checks_and_publishes_a_rung_and_a_learner_solves_
         page.fill(f"input[name='wrong-{index}-name']", name)
         page.fill(f"input[name='wrong-{index}-description']", description)
         page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", [f"wrong-{index}-code", code])
+    fill_alternatives_and_domain(page)
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(SHOTS / "rung-editor-1400x900.png"))
 
@@ -108,7 +126,9 @@ def test_an_instructor_authors_checks_and_publishes_a_rung_and_a_learner_solves_
     page.click("#save-check")
     expect(page.locator(".flash")).to_contain_text("the Check is queued")
     expect(page.locator("#check .badge.solved")).to_have_text("passed", timeout=CHECK_TIMEOUT_MS)
-    expect(page.locator(".facts tr.ok")).to_have_count(9)  # reference x2, starter, 3 wrong, and 3 about the set
+    # reference x2, starter, 3 wrong, 2 alternatives, the domain, and 4 about the set
+    expect(page.locator("table.facts:not(.solutions) tr.ok")).to_have_count(13)
+    expect(page.locator("table.facts.solutions tr.ok")).to_have_count(5)  # 3 wrong, 2 alternatives
     expect(page.locator(".facts tr.bad")).to_have_count(0)
     expect(page.locator("#publish")).to_be_enabled()
     page.screenshot(path=str(SHOTS / "rung-checked-1400x900.png"), full_page=True)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.login import log_in_with_the_form
-from tests.browser.test_authoring import CHECK_TIMEOUT_MS, DESKTOP, SHOTS, browser, site  # noqa: F401 - fixtures
+from tests.browser.test_authoring import CHECK_TIMEOUT_MS, DESKTOP, SHOTS, browser, fill_alternatives_and_domain, site  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
 
@@ -64,6 +64,7 @@ def test_the_check_shows_the_surviving_mutant_as_a_diff_and_publish_waits_for_a_
         page.fill(f"input[name='wrong-{index}-name']", name)
         page.fill(f"input[name='wrong-{index}-description']", description)
         page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", [f"wrong-{index}-code", code])
+    fill_alternatives_and_domain(page)
 
     # Every fact holds, but one mutant of the reference survives the hidden tests.
     page.click("#save-check")
