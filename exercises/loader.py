@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from core.constants import MARKDOWN_MAX_CHARS
+from core.pyparse import parse_python
 from core.untrusted_patterns import untrusted
 from core.write_guard import outside_write_transaction
 
@@ -135,7 +136,7 @@ def _read_yaml(path: Path, model: type[M]) -> M:
 
 def _test_functions(path: Path, source: str) -> list[str]:
     try:
-        tree = ast.parse(source, filename=str(path))
+        tree = parse_python(source, filename=str(path))
     except SyntaxError as exc:
         raise CatalogError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from exc
     return [
@@ -147,7 +148,7 @@ def _test_functions(path: Path, source: str) -> list[str]:
 
 def _check_python(path: Path, source: str) -> None:
     try:
-        ast.parse(source, filename=str(path))
+        parse_python(source, filename=str(path))
     except SyntaxError as exc:
         raise CatalogError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from exc
 

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from core.pyparse import parse_python
 from sandbox.interface import Runner
 from sandbox.jobs import JobResult
 
@@ -126,14 +127,14 @@ def _evidence(result: JobResult) -> str:
 def _normalised(code: str) -> str | None:
     """The code's syntax tree as text (comments and layout left out); None when it does not parse."""
     try:
-        return ast.dump(ast.parse(code))
+        return ast.dump(parse_python(code))
     except (SyntaxError, ValueError):
         return None
 
 
 def _empty(code: str) -> bool:
     """No statement but docstrings and ``pass``."""
-    return all(isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in ast.parse(code).body)
+    return all(isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in parse_python(code).body)
 
 
 def solution_warnings(source: RungSource) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from core.pyparse import parse_python
 from exercises.constants import TestVisibility
 from exercises.models import Rung, RungVersion
 from grader.constants import Kind, Outcome
@@ -21,7 +22,7 @@ from grader.models import Submission
 def test_sources(tests: str) -> dict[str, str]:
     """Each top-level test function of a test file, by name: its source, decorators included (none if it does not parse)."""
     try:
-        tree = ast.parse(tests)
+        tree = parse_python(tests)
     except (SyntaxError, ValueError):
         return {}
     lines = tests.splitlines()
