@@ -88,6 +88,8 @@ INSTALLED_APPS = [
     "lti_tool",
     "lti",
     "aids",
+    # Courses on the shared catalog: course roles, enrolment, assignments, the gradebook (issue 57).
+    "courses",
 ]
 
 MIDDLEWARE = [

@@ -16,5 +16,6 @@ urlpatterns = [
     path("aids/", include("aids.urls")),
     path("author/", include("authoring.urls")),
     path("lti/", include("lti.urls")),
+    path("courses/", include("courses.urls")),
     path("", include("frontend.urls")),
 ]
