@@ -27,6 +27,7 @@ from aids.exceptions import AidRefused
 from aids.forms import ResolveReportForm
 from aids.models import ProblemReport
 from core.constants import MARKDOWN_MAX_CHARS
+from core.csv_cells import csv_safe
 from core.markdown import render_markdown
 from core.roles import can_edit_module, is_admin, is_instructor
 from core.types import AuthenticatedHttpRequest
@@ -213,12 +214,8 @@ def module_progress_csv(request: HttpRequest, slug: str) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(header)
     # NOTE: a username may start with = + - or @; spreadsheets would run it as a formula.
-    writer.writerows([_csv_safe(row[0]), *row[1:]] for row in rows)
+    writer.writerows([csv_safe(row[0]), *row[1:]] for row in rows)
     return response
-
-
-def _csv_safe(text: str) -> str:
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
 
 
 # --- Rung drafts ----------------------------------------------------------------
