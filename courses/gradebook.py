@@ -16,7 +16,9 @@ memory, grade passback for one learner.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import zoneinfo
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
 
 from aids.models import HintReveal
+from core.csv_cells import csv_safe
 from core.types import User
 from exercises.models import Rung
 from grader.constants import Kind, Outcome
@@ -189,22 +192,57 @@ def _result(column: Column, extension: Extension | None, progress: dict[tuple[in
     return AssignmentResult(column.assignment, deadlines, extension is not None, tuple(rungs))
 
 
-def iter_learner_rows(course: Course, chunk_size: int = CHUNK_SIZE) -> Iterator[tuple[tuple[Column, ...], LearnerRow]]:
-    """Every learner of ``course`` (by username) with the columns, ``chunk_size`` learners at a time.
+def iter_learner_chunks(course: Course, columns: Sequence[Column], chunk_size: int = CHUNK_SIZE) -> Iterator[list[LearnerRow]]:
+    """Every learner of ``course`` (by username) on ``columns``, ``chunk_size`` learners at a time.
 
-    Only one chunk is in memory at once: each is fetched by the last
-    username of the one before (keyset), then costs three queries.
+    Only one chunk is in memory at once: each is fetched after the last
+    username of the one before (keyset, no OFFSET), then costs three queries.
     """
-    columns = course_columns(course)
     after = ""
     while True:
         chunk = [(each["user_id"], each["user__username"])
                  for each in learner_memberships(course).filter(user__username__gt=after)[:chunk_size]]
         if not chunk:
             return
-        for row in learner_rows(columns, chunk):
-            yield columns, row
+        yield list(learner_rows(columns, chunk))
         after = chunk[-1][1]
+
+
+class _Echo:
+    """A file for csv.writer whose write returns the line instead of keeping it."""
+
+    def write(self, line: str) -> str:
+        return line
+
+
+def stream_gradebook_csv(course: Course, chunk_size: int = CHUNK_SIZE) -> Iterator[str]:
+    """The whole gradebook as CSV text, one piece per chunk of learners: constant memory for any course size.
+
+    One row per learner: username, the course's counted score, then per
+    assignment its score, when it was solved, on time / late / after the
+    close, the learner's due date, attempts and hints before the first
+    pass. Times are ISO 8601 in the course's time zone; every text cell
+    goes through ``csv_safe`` (a username or a title may start with ``=``).
+    """
+    zone = zoneinfo.ZoneInfo(course.time_zone)
+    writer = csv.writer(_Echo())
+    columns = course_columns(course)
+    header = ["username", "course score"]
+    for column in columns:
+        title = column.assignment.title
+        header += [f"{title}: score", f"{title}: solved at", f"{title}: timing", f"{title}: due", f"{title}: attempts", f"{title}: hints"]
+    yield writer.writerow([csv_safe(each) for each in header])
+    for chunk in iter_learner_chunks(course, columns, chunk_size):
+        lines = []
+        for row in chunk:
+            cells: list[str | int | float] = [csv_safe(row.username), round(row.score, 4)]
+            for result in row.results:
+                solved_at = result.solved_at
+                cells += [round(result.score, 4), solved_at.astimezone(zone).isoformat() if solved_at else "",
+                          result.timing.value if result.timing else "", result.deadlines.due_at.astimezone(zone).isoformat(),
+                          result.attempts, result.hints]
+            lines.append(writer.writerow(cells))
+        yield "".join(lines)
 
 
 def counted_score(course: Course, learner: User) -> float:
@@ -242,8 +280,9 @@ def learner_attempts(assignment: Assignment, rung: Rung, learner_id: int) -> tup
     """
     extension = Extension.objects.filter(assignment=assignment, learner_id=learner_id).first()
     deadlines = deadlines_for(assignment, extension)
-    submits = (Submission.objects.filter(user_id=learner_id, rung=rung, kind=Kind.SUBMIT)
-               .order_by("enqueued_at", "pk").defer("stdout", "stderr", "timings", "machine"))
+    submits = (Submission.objects.filter(user_id=learner_id, rung=rung, kind=Kind.SUBMIT).select_related("rung_version")
+               .only("user_id", "rung_id", "kind", "status", "outcome", "enqueued_at", "finished_at", "rung_version__number")
+               .order_by("enqueued_at", "pk"))
     attempts: list[Attempt] = []
     passed_before = False
     for each in submits:

@@ -1,7 +1,16 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
+
+from . import views_gradebook
 
 app_name = "courses"
 
-urlpatterns: list[URLPattern] = []
+urlpatterns: list[URLPattern] = [
+    # The gradebook: learners x assignments, a rung's learners, a learner's Submits of a rung, the CSV.
+    path("<slug:slug>/gradebook/", views_gradebook.gradebook, name="gradebook"),
+    path("<slug:slug>/gradebook.csv", views_gradebook.gradebook_csv, name="gradebook-csv"),
+    path("<slug:slug>/gradebook/<int:assignment_id>/<slug:rung_slug>/", views_gradebook.gradebook_rung, name="gradebook-rung"),
+    path("<slug:slug>/gradebook/<int:assignment_id>/<slug:rung_slug>/learners/<int:user_id>/", views_gradebook.gradebook_attempts,
+         name="gradebook-attempts"),
+]

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from aids.models import HintReveal
 from courses.constants import CourseRole, EnrolSource, LatePolicy
 from courses.deadlines import Timing
-from courses.gradebook import build_gradebook, counted_score, iter_learner_rows, learner_attempts
+from courses.gradebook import build_gradebook, counted_score, course_columns, iter_learner_chunks, learner_attempts
 from courses.membership import enrol
 from courses.models import Assignment, AssignmentRung, Course, Extension
 from exercises.models import Module, Rung, RungVersion, Track
@@ -206,4 +206,5 @@ def test_every_learner_comes_out_once_in_chunks(course: Course, rungs: list[Rung
     make_assignment(course, rungs)
     for index in range(5):
         enrol(course, django_user_model.objects.create_user(username=f"c{index}"), CourseRole.LEARNER, EnrolSource.LINK)
-    assert [row.username for _, row in iter_learner_rows(course, chunk_size=2)] == [f"c{index}" for index in range(5)]
+    chunks = list(iter_learner_chunks(course, course_columns(course), chunk_size=2))
+    assert [[row.username for row in chunk] for chunk in chunks] == [["c0", "c1"], ["c2", "c3"], ["c4"]]
