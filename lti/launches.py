@@ -1,4 +1,4 @@
-"""Accepting a launch: validate it, sign the learner in, find where the link points.
+"""Accepting a launch: validate it, sign the learner in, find where the link points, enrol them in the LMS course's course.
 
 pylti1p3 checks the OIDC state (against the cookie the login set), that
 the nonce was issued here, the registration, the signature against the
@@ -28,11 +28,12 @@ from lti_tool.models import LtiLaunch, LtiMembership, LtiUser
 from lti_tool.utils import sync_data_from_launch
 from pylti1p3.exception import LtiException
 
-from core.roles import make_instructor
 from core.types import User
+from courses.constants import CourseRole
+from courses.models import Course
 from exercises.models import Module, Rung
 
-from . import refusals, tool
+from . import course_links, refusals, tool
 from .constants import CLAIM_AGS, CLAIM_CUSTOM, CLAIM_NONCE, CUSTOM_MODULE, CUSTOM_RUNG
 from .exceptions import LaunchRefused, UnknownDeployment
 from .models import Placement, UsedNonce
@@ -187,10 +188,27 @@ def record_placement(launch: LtiLaunch) -> Placement:
     return placement
 
 
-def grant_instructor(user: User, module: Module) -> None:
-    """An LMS instructor of a course is an instructor of the module the course links to (core/roles.py)."""
-    make_instructor(user)
-    module.owners.add(user)
+def join_course(accepted: AcceptedLaunch, placement: Placement) -> Course | None:
+    """The course of the launch's LMS course, made on its first launch, with the launcher in the role the LMS gives them.
+
+    A launch without a context claim joins no course: django-lti files every
+    such launch of a deployment under one empty context, and its launchers
+    are not one class. Nor does a launch whose roles map to no course role
+    make one. No launch grants a role on the catalog's content (authoring).
+    """
+    context = accepted.launch.context
+    if not context.id_on_platform:
+        return None
+    role = course_links.course_role_for(accepted.launch.roles_claim or [])
+    if role is None:
+        course = course_links.course_of(context)
+    else:
+        course = course_links.course_for_context(context, created_by=accepted.user if role == CourseRole.TEACHER else None)
+    if course is None:
+        return None
+    course_links.place_in_course(course, placement)
+    course_links.enrol_from_lms(course, accepted.user, role, may_own=True)
+    return course
 
 
 def landing_url(placement: Placement) -> str:
@@ -200,9 +218,8 @@ def landing_url(placement: Placement) -> str:
 
 
 def open_resource_link(accepted: AcceptedLaunch) -> str:
-    """Record the link's placement, map the instructor role, and say where the learner lands."""
+    """Record the link's placement, enrol the launcher in the LMS course's course, and say where they land."""
     placement = record_placement(accepted.launch)
-    if accepted.is_instructor:
-        grant_instructor(accepted.user, placement.module)
-    log.info("LTI launch: %s -> %s", accepted.user.username, placement)
+    course = join_course(accepted, placement)
+    log.info("LTI launch: %s -> %s (course %s)", accepted.user.username, placement, course.slug if course is not None else "none")
     return landing_url(placement)

@@ -1,7 +1,7 @@
-"""Where LMS links point, the grades sent back, and the launch nonces already used.
+"""Where LMS links point, which course an LMS course is here, the grades sent back, and the launch nonces already used.
 
 django-lti (``lti_tool``) owns registrations, deployments, keys, platform
-users, courses (contexts), memberships and resource links; these models
+users, LMS courses (contexts), memberships and resource links; these models
 add what the ladder needs on top.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
-from lti_tool.models import LtiRegistration, LtiResourceLink, LtiUser
+from lti_tool.models import LtiContext, LtiRegistration, LtiResourceLink, LtiUser
 
+from courses.models import Course
 from exercises.models import Module, Rung
 from grader.models import ClaimedJob, Submission
 
@@ -27,7 +28,7 @@ class Placement(models.Model):
     resource_link = models.OneToOneField(LtiResourceLink, on_delete=models.CASCADE, related_name="placement")
     module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="lti_placements")
     rung = models.ForeignKey(Rung, on_delete=models.CASCADE, null=True, blank=True, related_name="lti_placements",
-                             help_text="Empty: the whole module, graded as the share of its rungs solved.")
+                             help_text="Empty: the whole module, graded as the course's counted score.")
     lineitem_url = models.URLField(max_length=500, blank=True, help_text="The LMS gradebook column scores go to.")
     lineitems_url = models.URLField(max_length=500, blank=True)
     ags_scopes = models.JSONField(default=list, blank=True)
@@ -39,6 +40,21 @@ class Placement(models.Model):
     @property
     def can_post_scores(self) -> bool:
         return bool(self.lineitem_url) and SCOPE_SCORE in self.ags_scopes
+
+
+class CourseContext(models.Model):
+    """The course here that an LMS course (a launch's context) is: one each way.
+
+    Made on the first launch from the context (lti/courses.py); the LMS's
+    Instructor, TA and Learner roles become roles of this course only.
+    """
+
+    context = models.OneToOneField(LtiContext, on_delete=models.CASCADE, related_name="course_link")
+    course = models.OneToOneField(Course, on_delete=models.CASCADE, related_name="lti_context")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.context} -> {self.course}"
 
 
 class ScorePost(ClaimedJob):

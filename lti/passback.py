@@ -2,8 +2,9 @@
 
 ``schedule_score_posts`` runs when grader announces a passing Submit
 (``grader.signals.submit_passed``): for every placement the learner reached
-through an LMS (a link to the rung, or to its module) it stores one
-``ScorePost`` and enqueues it. ``post_score`` sends it: a claimed job of
+through an LMS (a link to the rung, or a module link of an LMS course whose
+course here uses the rung) it stores one ``ScorePost`` with the score the
+course counts (``score_for``) and enqueues it. ``post_score`` sends it: a claimed job of
 ``grader.lifecycle``, so a redelivered task does nothing, the reaper
 recovers a post whose worker died, and a failure the LMS may get over (no
 answer, 5xx, 408, 429) is tried again with a doubling wait, up to
@@ -25,7 +26,8 @@ from pylti1p3.exception import LtiException, LtiServiceException
 from pylti1p3.grade import Grade
 
 from core.types import User
-from exercises.models import Rung
+from courses import gradebook
+from courses.models import Assignment, Course
 from grader import lifecycle
 from grader.constants import Status
 from grader.exceptions import RetryLater
@@ -58,23 +60,32 @@ SCORE_POSTS = lifecycle.JobType(
 )
 
 
-def score_for(user: User, placement: Placement) -> float:
-    """1.0 for a rung solved; for a module, the share of its published rungs solved."""
-    if placement.rung is not None:
-        return 1.0 if Progress.objects.filter(user=user, rung=placement.rung, solved_at__isnull=False).exists() else 0.0
-    published = Rung.objects.filter(module=placement.module, current_version__isnull=False)
-    total = published.count()
-    if total == 0:
-        return 0.0
-    solved = Progress.objects.filter(user=user, rung__in=published, solved_at__isnull=False).count()
-    return round(solved / total, 6)
+def score_for(user: User, placement: Placement, course: Course) -> float:
+    """What the placement's line item gets for ``user``, 0..1, as ``course`` counts it.
+
+    A module link: the course's counted score (``courses.gradebook``: the
+    mean over its assignments, each pass judged against the learner's
+    deadlines; 0.0 for a course without assignments). A rung link: the
+    rung's credit in the course's assignment that has it (on time 1, late
+    the late factor, after the close 0: practice; the best one when several
+    assignments have it), or 1.0 once solved when no assignment has it.
+    """
+    if placement.rung is None:
+        return round(gradebook.counted_score(course, user), 6)
+    rung = placement.rung
+    columns = [gradebook.Column(assignment, (rung,)) for assignment in Assignment.objects.filter(course=course, rungs=rung).distinct()]
+    if not columns:
+        return 1.0 if Progress.objects.filter(user=user, rung=rung, solved_at__isnull=False).exists() else 0.0
+    row = next(gradebook.learner_rows(columns, [(user.pk, user.get_username())]))
+    return round(max(result.score for result in row.results), 6)
 
 
 def schedule_score_posts(submission_id: int) -> list[ScorePost]:
     """One queued ScorePost per line item the Submit's learner reached, sent after commit.
 
-    Nothing when the learner never came from an LMS. A line item that has
-    already been given (or is being given) the same score for this learner
+    Nothing when the learner never came from an LMS, nor for a link of an
+    LMS course that has no course here (a launch without a context). A line
+    item whose last score for this learner (sent or being sent) is the same
     gets nothing new.
     """
     submission = Submission.objects.select_related("rung__module", "user").filter(pk=submission_id).first()
@@ -84,10 +95,13 @@ def schedule_score_posts(submission_id: int) -> list[ScorePost]:
     lti_users = {lti_user.registration_id: lti_user for lti_user in LtiUser.objects.filter(auth_user=submission.user)}
     if not lti_users:
         return []
+    rung = submission.rung
+    in_course = "resource_link__context__course_link__course__"
+    course_uses_rung = Q(**{f"{in_course}modules": rung.module_id}) | Q(**{f"{in_course}rungs": rung}) | Q(**{f"{in_course}assignments__rungs": rung})
     placements = (
-        Placement.objects.filter(resource_link__context__memberships__user__in=lti_users.values())
-        .filter(Q(rung=submission.rung) | Q(rung__isnull=True, module=submission.rung.module))
-        .select_related("resource_link__context__deployment", "rung", "module")
+        Placement.objects.filter(resource_link__context__memberships__user__in=lti_users.values(), resource_link__context__course_link__isnull=False)
+        .filter(Q(rung=rung) | (Q(rung__isnull=True) & (Q(module=rung.module_id) | course_uses_rung)))
+        .select_related("resource_link__context__deployment", "resource_link__context__course_link__course", "rung", "module")
         .distinct()
     )
     for placement in placements:
@@ -97,9 +111,10 @@ def schedule_score_posts(submission_id: int) -> list[ScorePost]:
         lti_user = lti_users.get(placement.resource_link.context.deployment.registration_id)
         if lti_user is None:
             continue
-        score = score_for(submission.user, placement)
-        already = ScorePost.objects.filter(placement=placement, lti_user=lti_user, score_given=score).exclude(outcome=ScoreOutcome.FAILED)
-        if already.exists():
+        score = score_for(submission.user, placement, placement.resource_link.context.course_link.course)
+        # The LMS keeps the last score it was sent: nothing new when that is this one.
+        last = ScorePost.objects.filter(placement=placement, lti_user=lti_user).exclude(outcome=ScoreOutcome.FAILED).order_by("-scored_at", "-pk").first()
+        if last is not None and last.score_given == score:
             continue
         try:
             with transaction.atomic():

@@ -1,10 +1,12 @@
-"""Names and roles (NRPS): a course's roster from the LMS, beside each member's progress on a module.
+"""Names and roles (NRPS): an LMS course's roster from the LMS, beside each member's progress on a module.
 
-``refresh_roster`` fetches the roster through the course's membership
-service and stores it as django-lti memberships. ``roster_for`` lists, for
-every course that links to a module (or one of its rungs) and that the
-viewer teaches, its members and where each stands on each rung, and the
-grades sent back for them.
+``refresh_roster`` fetches the roster through the LMS course's membership
+service, stores it as django-lti memberships, and enrols each active member
+in the LMS course's course here with the role the LMS gives them
+(``course_links``; an account is made for a member who never launched).
+``roster_for`` lists, for every LMS course that links to a module (or one
+of its rungs) and whose course here the viewer is staff of, its members and
+where each stands on each rung, and the grades sent back for them.
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-from django.db.models import Q, QuerySet
-from lti_tool.models import LtiContext, LtiMembership
+from django.db.models import QuerySet
+from lti_tool.models import LtiContext, LtiMembership, LtiUser
 from pylti1p3.exception import LtiException
 from pylti1p3.names_roles import NamesRolesProvisioningService
 
+from core.roles import is_admin
+from courses.permissions import CAPABILITIES
 from exercises.models import Module, Rung
 from grader.models import Progress, Submission
 
-from . import tool
+from . import course_links, tool
+from .launches import account_for
 from .models import Placement, ScorePost
 
 SOLVED = "solved"
@@ -43,8 +48,31 @@ def refresh_roster(context: LtiContext) -> int:
     except (LtiException, requests.RequestException, ValueError) as exc:
         raise RosterUnavailable(f"The LMS did not give the roster: {exc}"[:500]) from exc
     # NRPS makes status optional (Active when absent); django-lti reads it as required.
-    context.update_memberships([{**member, "status": member.get("status") or "Active", "roles": member.get("roles") or []} for member in members])
+    members = [{**member, "status": member.get("status") or "Active", "roles": member.get("roles") or []} for member in members]
+    context.update_memberships(members)
+    enrol_members(context, members)
     return len(members)
+
+
+def enrol_members(context: LtiContext, members: list[dict[str, Any]]) -> None:
+    """Each active member in the context's course with the role the LMS gives them; an inactive one out, if the LMS put them in.
+
+    Nothing when no launch has made the context's course yet. A roster
+    fetch never makes an owner.
+    """
+    course = course_links.course_of(context)
+    if course is None:
+        return
+    people = {lti_user.sub: lti_user for lti_user in LtiUser.objects.filter(registration=context.deployment.registration, sub__in=[str(m["user_id"]) for m in members])}
+    for member in members:
+        lti_user = people.get(str(member["user_id"]))
+        if lti_user is None:
+            continue
+        active = member["status"] == "Active"
+        role = course_links.course_role_for(member["roles"]) if active else None
+        if role is None and lti_user.auth_user_id is None:
+            continue  # no account, and none needed
+        course_links.enrol_from_lms(course, account_for(lti_user), role, may_own=False)
 
 
 @dataclass
@@ -73,18 +101,18 @@ class Course:
 
 
 def courses_linking(module: Module, viewer: Any) -> QuerySet[LtiContext]:
-    """The courses linking to ``module`` whose rosters ``viewer`` may see: those
-    they teach (an active instructor or administrator member, as of their last
-    launch or roster fetch), or every one for staff.
+    """The LMS courses linking to ``module`` whose rosters ``viewer`` may see:
+    those whose course here they are staff of (a course role with
+    ``manage_roster``: owner, teacher, TA), or every one for an admin.
 
-    Owning the module is not enough: courses of other LMSes and other
-    teachers link to the same module, and their members' names and progress
-    are theirs to see, not every owner's.
+    A content role on the module is not enough, nor is it needed: courses
+    of other LMSes and other teachers link to the same module, and their
+    members' names and progress are their course staff's to see.
     """
-    contexts = LtiContext.objects.filter(resource_links__placement__module=module)
-    if not viewer.is_staff:
-        teaches = Q(memberships__is_instructor=True) | Q(memberships__is_administrator=True)
-        contexts = contexts.filter(teaches, memberships__user__auth_user=viewer, memberships__is_active=True)
+    contexts = LtiContext.objects.filter(resource_links__placement__module=module, course_link__isnull=False)
+    if not is_admin(viewer):
+        contexts = contexts.filter(course_link__course__memberships__user=viewer,
+                                   course_link__course__memberships__role__in=CAPABILITIES["manage_roster"])
     ordered: QuerySet[LtiContext] = contexts.select_related("deployment__registration").distinct().order_by("title", "pk")
     return ordered
 

@@ -12,7 +12,6 @@ import logging
 
 from django.contrib import messages
 from django.contrib.auth import login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,7 +22,7 @@ from lti_tool.models import Key
 from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
 from pylti1p3.exception import OIDCException
 
-from core.roles import can_edit_module
+from core.roles import is_admin
 from exercises.models import Module, Rung
 
 from . import deep_linking, launches, refusals, roster, tool
@@ -101,19 +100,24 @@ def deep_link(request: HttpRequest) -> HttpResponse:
     return render(request, "lti/deep_link_return.html", {"answer": answer})
 
 
-def _module_for_instructor(request: HttpRequest, slug: str) -> Module:
+def _module_for_course_staff(request: HttpRequest, slug: str) -> Module:
+    """The module, for whoever is staff of a course an LMS course linking to it is (404 for anyone else).
+
+    The rosters are the courses' learners: a course role shows them, a
+    content role on the module does not.
+    """
     module = get_object_or_404(Module, slug=slug)
-    if not can_edit_module(request.user, module):
-        raise PermissionDenied
+    if not is_admin(request.user) and not roster.courses_linking(module, request.user).exists():
+        raise Http404("No LMS course of yours links to this module.")
     return module
 
 
 @require_http_methods(["GET", "POST"])
 def module_roster(request: HttpRequest, slug: str) -> HttpResponse:
-    """Each LMS course linking to the module: its roster (NRPS) and who started or solved each rung."""
+    """Each LMS course linking to the module whose course the viewer is staff of: its roster (NRPS) and who started or solved each rung."""
     if not request.user.is_authenticated:
         return redirect(f"{reverse('login')}?next={request.path}")
-    module = _module_for_instructor(request, slug)
+    module = _module_for_course_staff(request, slug)
     if request.method == "POST":
         chosen = request.POST.get("context", "")
         if not (chosen.isascii() and chosen.isdigit()):  # "²" is a digit to isdigit(), not to int()

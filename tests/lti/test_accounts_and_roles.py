@@ -12,6 +12,9 @@ from django.urls import reverse
 from lti_tool.models import LtiMembership, LtiUser
 
 from core.roles import can_edit_module, is_instructor
+from courses.constants import CourseRole
+from courses.models import Course
+from courses.permissions import course_role
 
 from .lms import INSTRUCTOR, LEARNER, Browser, Link
 
@@ -36,8 +39,10 @@ def test_an_account_signed_up_under_the_name_a_launch_would_pick_is_never_adopte
     assert account.pk != planted.pk and account.username.startswith(guessed + "-")
     assert not account.has_usable_password()
     module = Rung.objects.get(slug="kv-cache-size").module
-    assert can_edit_module(account, module)
+    course = Course.objects.get(lti_context__context__id_on_platform=lms.state.course_id)
+    assert course_role(account, course) == CourseRole.OWNER and not can_edit_module(account, module)
     planted.refresh_from_db()
+    assert course_role(planted, course) is None
     assert not is_instructor(planted) and not can_edit_module(planted, module)
     assert client.post(reverse("login"), {"username": guessed, "password": "Attacker-pass-42x"}).status_code == 302
     assert client.get(reverse("authoring:rung", args=[module.slug, "kv-cache-size"])).status_code == 403
@@ -60,7 +65,8 @@ def test_a_teacher_switched_to_learner_in_the_lms_is_a_learner_at_the_next_launc
     membership = LtiMembership.objects.get(user__sub="ta-1")
     assert (membership.is_instructor, membership.is_learner) == (False, True)
     account = LtiUser.objects.get(sub="ta-1").auth_user
-    assert not other.owners.filter(pk=account.pk).exists()
+    course = Course.objects.get(lti_context__context__id_on_platform=lms.state.course_id)
+    assert course_role(account, course) == CourseRole.LEARNER and not can_edit_module(account, other)
     # And the content picker is for instructors only.
     refused, _ = Browser().launch(lms, ta, "deep-link")
     assert refused.status_code == 403 and 'data-refusal="not_instructor"' in refused.text

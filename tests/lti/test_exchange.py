@@ -1,10 +1,11 @@
 """A whole LTI 1.3 exchange with an LMS played by lti1p3platform, over real HTTP both ways.
 
 An instructor deep-links a rung into the course; a learner launches it and
-lands on the rung signed in as a platform-scoped account; a passing Submit
-is posted to the LMS's gradebook through AGS and read back; the
-instructor's launch makes them an instructor of the module, and the
-module's roster comes from the LMS through NRPS.
+lands on the rung signed in as a platform-scoped account and a learner of
+the LMS course's course; a passing Submit is posted to the LMS's gradebook
+through AGS and read back; the instructor's launch makes them the course's
+owner (never an editor of the module), and the roster comes from the LMS
+through NRPS, enrolling its members.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from django.urls import reverse
 from lti_tool.models import LtiUser
 from pylti1p3.assignments_grades import AssignmentsGradesService
 
+from core.roles import can_edit_module
+from courses.constants import CourseRole
+from courses.models import Course
+from courses.permissions import course_role
 from lti import passback, tool
 from lti.models import Placement, ScorePost
 
@@ -69,11 +74,13 @@ def test_deep_link_launch_grade_and_roster(lms, registration, teacher, student, 
     results = service.get_grades()
     assert [(result["userId"], result["resultScore"], result["resultMaximum"]) for result in results] == [(student.sub, 1.0, 1.0)]
 
-    # The instructor's launch of the link makes them an instructor of the module.
+    # The instructor's launch of the link makes them staff of the LMS course's course (the learner's launch made it), nothing more.
     landed, _ = browser.launch(lms, teacher, link.id)
     assert landed.status_code == 200
     teacher_account = LtiUser.objects.get(sub=teacher.sub).auth_user
-    assert placement.module.owners.filter(pk=teacher_account.pk).exists()
+    course = Course.objects.get(lti_context__context__id_on_platform=lms.state.course_id)
+    assert course_role(teacher_account, course) == CourseRole.OWNER and course_role(account, course) == CourseRole.LEARNER
+    assert not can_edit_module(teacher_account, placement.module)
 
     # The roster, fetched from the LMS through NRPS, with who solved the rung and the grade sent.
     lms.enrol("student-2", "Nia Newcomer", [student.roles[0]])
@@ -86,6 +93,10 @@ def test_deep_link_launch_grade_and_roster(lms, registration, teacher, student, 
     assert page.status_code == 200 and "3 members fetched" in page.text, page.text[:2000]
     assert "Nia Newcomer" in page.text and "Sam Student" in page.text
     assert 'class="state-solved"' in page.text and 'data-outcome="posted"' in page.text
+    # The fetch enrolled the newcomer, who never launched, in the course as the LMS says: a learner.
+    newcomer = LtiUser.objects.get(sub="student-2").auth_user
+    assert newcomer is not None and course_role(newcomer, course) == CourseRole.LEARNER
+    assert course_role(teacher_account, course) == CourseRole.OWNER
 
 
 def test_an_lms_user_an_admin_linked_to_an_account_signs_in_as_it(lms, placed_rung, registration, student, browser, learner):

@@ -17,7 +17,6 @@ from lti import passback
 from lti.models import ScorePost
 
 from .conftest import pass_submit
-from .lms import Link
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -98,21 +97,6 @@ def test_a_pass_announced_twice_and_a_task_delivered_twice_post_once(lms, placed
     # Passing the rung again changes nothing in the gradebook: nothing new is sent.
     pass_submit(account, "kv-cache-size")
     assert ScorePost.objects.count() == 1
-
-
-def test_a_module_link_gets_the_share_of_rungs_solved(lms, registration, student, browser, enqueued):
-    rung = Rung.objects.get(slug="kv-cache-size")
-    published = Rung.objects.filter(module=rung.module, current_version__isnull=False).count()
-    assert published >= 2
-    line = lms.add_lineitem({"label": rung.module.title, "scoreMaximum": 1})
-    link = Link(id="link-module", title=rung.module.title, custom={"dojo_module": rung.module.slug}, lineitem_id=line["id"].rsplit("/", 1)[1])
-    lms.state.links[link.id] = link
-    landed, _ = browser.launch(lms, student, link.id)
-    assert landed.url.endswith(f"/modules/{rung.module.slug}/")
-    account = LtiUser.objects.get(sub=student.sub).auth_user
-    (post,) = ScorePost.objects.filter(submission=pass_submit(account, "kv-cache-size"))
-    passback.post_score(post.pk)
-    assert lms.state.scores[link.lineitem_id][student.sub]["scoreGiven"] == pytest.approx(1 / published, abs=1e-6)
 
 
 def test_a_rejudge_that_turns_a_submit_into_a_pass_sends_the_grade(lms, placed_rung, student, account, admin_user, enqueued):

@@ -53,9 +53,10 @@ def test_the_tool_publishes_its_signing_key(client):
     assert client.get(reverse("lti:jwks")).json()["keys"] == keys  # one key, made once
 
 
-def test_learners_do_not_see_the_roster(client, learner, catalog):
+def test_only_course_staff_see_the_roster(client, learner, catalog):
+    """No course linking the module through an LMS has them as staff: the page does not exist for them."""
     client.force_login(learner)
-    assert client.get(reverse("lti:module-roster", args=["inference-and-serving"])).status_code == 403
+    assert client.get(reverse("lti:module-roster", args=["inference-and-serving"])).status_code == 404
 
 
 def test_over_https_the_login_state_cookie_crosses_sites(client, settings):
