@@ -161,3 +161,23 @@ def test_a_rung_link_gets_its_credit_and_a_pass_after_the_close_counts_nothing(l
     assert post.score_given == 0.0  # graded for practice, not counted
     passback.post_score(post.pk)
     assert lms.state.scores[placed_rung.lineitem_id][student.sub]["scoreGiven"] == 0.0
+
+
+def test_lms_courses_launched_before_courses_existed_get_theirs_from_the_migration(lms, registration, placed_rung, student, teacher):
+    import importlib
+
+    from django.apps import apps
+
+    from lti.models import CourseContext
+
+    _launch(lms, teacher, placed_rung.id)
+    _launch(lms, student, placed_rung.id)
+    Course.objects.all().delete()  # as before lti 0002: no course, no CourseContext
+    assert not CourseContext.objects.exists()
+    migration = importlib.import_module("lti.migrations.0003_courses_for_linked_contexts")
+    migration.courses_for_linked_contexts(apps, None)
+    migration.courses_for_linked_contexts(apps, None)  # nothing twice
+    course = _course_of(lms.state.course_id)
+    assert Course.objects.count() == 1 and list(course.rungs.values_list("slug", flat=True)) == ["kv-cache-size"]
+    assert course_role(_account(teacher), course) == CourseRole.OWNER
+    assert course_role(_account(student), course) == CourseRole.LEARNER
