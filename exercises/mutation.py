@@ -33,7 +33,7 @@ from cosmic_ray.ast.ast_query import ASTQuery
 from cosmic_ray.mutating import MutationVisitor
 from cosmic_ray.operators.operator import Operator
 
-from sandbox.jobs import Job, JobResult
+from sandbox.jobs import Job, JobResult, with_failure
 from sandbox.mutants import KILLING_OUTCOMES, Mutant, MutantBatch, MutantVerdict, run_mutants
 from sandbox.runner import SandboxRunner
 
@@ -255,7 +255,7 @@ def _grade_one_job_each(runner: JobRunner, content: RungContent, mutants: Sequen
     for mutant in mutants:
         result = runner.run(job_for(content, "submit", mutant.source, seed=seed))
         failing = next((f"{test.name} {test.outcome}" for test in result.tests if test.outcome != "passed"), "")
-        verdicts.append(MutantVerdict(id=mutant.id, outcome=result.outcome, detail=failing or result.message[:300]))
+        verdicts.append(MutantVerdict(id=mutant.id, outcome=result.outcome, detail=failing or with_failure(result.message, result.failure)[:300]))
     return verdicts
 
 

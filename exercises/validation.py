@@ -18,7 +18,7 @@ from typing import Any
 
 from core.pyparse import parse_python
 from sandbox.interface import Runner
-from sandbox.jobs import JobResult
+from sandbox.jobs import JobResult, with_failure
 
 from .constants import CHECK_SEEDS, DOMAIN_REQUIRED, MIN_ALTERNATIVES
 from .domain_guard import COUNTS_TEST, MARKER, domain_test_source, parse_counts
@@ -119,8 +119,8 @@ def _evidence(result: JobResult) -> str:
         text += f", {skipped} skipped (GPU-only where there is no GPU)"
     if failed:
         text += "; failing: " + ", ".join(failed[:6]) + (" ..." if len(failed) > 6 else "")
-    if result.message and result.outcome not in ("passed", "failed"):
-        text += f"; {result.message[:300]}"
+    if (reason := with_failure(result.message, result.failure)) and result.outcome not in ("passed", "failed"):
+        text += f"; {reason[:300]}"
     return text
 
 

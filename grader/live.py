@@ -28,7 +28,7 @@ from typing import Any
 
 from django.db import transaction
 
-from sandbox.jobs import CaseResult
+from sandbox.jobs import CaseResult, Failure
 
 from . import events, lifecycle, results
 from .models import Submission
@@ -53,7 +53,7 @@ class LiveTestRows:
         if kind == "test":
             self.order += 1
             case = CaseResult(name=str(data["name"]), outcome=str(data["outcome"]), duration_s=float(data.get("duration_s") or 0.0),
-                              message=str(data.get("message") or ""))
+                              message=str(data.get("message") or ""), failure=failure if isinstance(failure := data.get("failure"), Failure) else None)
             self.held.append((self.order, case))
             if self.last_write is None or self.clock() - self.last_write >= self.every_s:
                 self.write()

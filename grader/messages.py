@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from sandbox import errors
+from sandbox.jobs import Failure
 
 from .constants import ErrorCode, Outcome
 
@@ -148,6 +149,44 @@ TEST_TIMED_OUT_LOADING = "The time limit ran out while your code was loading, be
 STUCK_IN_TEST = "It was stuck in {name}; the tests after it did not run."
 STUCK_UNKNOWN = "No test reported a result before the limit, so the code was stuck while loading or in the first test."
 NOT_RUN = "Not run: the job stopped before this test."
+
+
+# ---- Why the learner's code failed a test or a job (sandbox.jobs.Failure: a code and facts) ----
+# The harness reports the code, the exit status or signal, the learner's own
+# traceback (data, shown as it is) and a short technical detail; these are
+# the words. A code this version does not know reads as "unknown".
+FAILURE_SENTENCES: dict[str | tuple[str, str], str] = {
+    "load_error": "Your code failed to load:",
+    "raised": "Raised in your code:",
+    "learner_died": "Your code's process stopped answering.",
+    ("learner_died", "status"): "Your code ended its process (exit status {status}), e.g. with sys.exit() or os._exit().",
+    ("learner_died", "signal"): "Your code's process was killed by signal {signal}.",
+    "server_died": "Your code ended the process that runs it, e.g. by killing its parent process.",
+    ("server_died", "status"): "Your code ended the process that runs it (exit status {status}), e.g. by killing its parent process.",
+    ("server_died", "signal"): "Your code ended the process that runs it (killed by signal {signal}), e.g. by killing its parent process.",
+    "channel_broken": "Your code wrote on the grader's channel, a file descriptor it inherited.",
+    "value_too_large": "Your code returned a value too large to grade.",
+    "invalid_return": "Your code returned a value that cannot be graded.",
+    "unknown": "Your code failed in a way the grader could not name.",
+}
+
+
+def failure_text(failure: Failure | None, message: str = "") -> str:
+    """What a learner reads for a failed test or job: ``message`` (the test's
+    own, e.g. the assertion or the exception) and the worded ``failure``."""
+    if failure is None:
+        return message
+    if failure.code == "load_error":
+        return f"{FAILURE_SENTENCES['load_error']}\n{failure.traceback}".strip()
+    if failure.code == "raised":
+        return f"{message}\n\n{FAILURE_SENTENCES['raised']}\n{failure.traceback}".strip()
+    fact = "signal" if failure.signal is not None else "status" if failure.status is not None else ""
+    sentence = FAILURE_SENTENCES.get((failure.code, fact)) or FAILURE_SENTENCES.get(failure.code) or FAILURE_SENTENCES["unknown"]
+    text = sentence.format(status=failure.status, signal=failure.signal)
+    if failure.detail:
+        text = f"{text[:-1]} ({failure.detail})."
+    parts = [message, text] + ([f"{FAILURE_SENTENCES['raised']}\n{failure.traceback}"] if failure.traceback else [])
+    return "\n\n".join(part for part in parts if part)
 
 
 # How much a pass means (exercises.strength), one line on the module page and in the workspace.

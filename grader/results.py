@@ -109,10 +109,11 @@ def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, 
     """One test of a Run or a Submit as the learner may see it; ``leaked``: its
     outcome depended on the tests before it (``passes_alone``: it passed on its own)."""
     name = safe_text(case.name, 200)
+    text = messages.failure_text(case.failure, case.message)
     if kind != Kind.SUBMIT:
-        return ShownTest(name, case.outcome, round(max(0.0, case.duration_s), 3), safe_text(case.message), "", hidden=False)
+        return ShownTest(name, case.outcome, round(max(0.0, case.duration_s), 3), safe_text(text), "", hidden=False)
     message = "" if case.outcome == "passed" else version.hidden_description(case.name)
-    detail = case.message
+    detail = text
     if leaked:
         message = f"{message} {messages.STATE_LEAK_NOTE}".strip()
         detail = f"{messages.LEAK_PASSES_ALONE if passes_alone else messages.LEAK_FAILS_ALONE}\n\n{detail}".strip()
@@ -139,13 +140,13 @@ def summary_for(result: JobResult, kind: str) -> str:
     if kind != Kind.SUBMIT:
         if result.outcome in STOPPED_EARLY:
             return messages.limit_hit(result.outcome, result.stopped, result.limit)
-        return safe_text(result.message)
+        return safe_text(messages.failure_text(result.failure, result.message))
     if result.rerun_failure in messages.RERUN_FAILED:
         return messages.RERUN_FAILED[result.rerun_failure]
     if result.outcome == Outcome.ERROR:
         if not hidden_calls_made(result):
             # Raised while loading the learner's module: no hidden input exists yet.
-            return safe_text(result.message)
+            return safe_text(messages.failure_text(result.failure, result.message))
         return messages.SUBMIT_ERROR_AFTER_HIDDEN_CALL
     return ""
 

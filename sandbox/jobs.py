@@ -14,6 +14,19 @@ TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "timeout")
 RERUN_FAILURES = ("timeout", "error", "incomplete")
 # Where a job that a limit stopped was (JobResult.stopped).
 STOP_PLACES = ("loading", "processes", "results")
+# Why the learner's code failed a test or a job, as the harness reports it
+# (``Failure.code``): facts, never sentences; grader.messages words them.
+# "unknown" stands for any code the host does not know (a forged report).
+FAILURE_CODES = (
+    "load_error",  # the module raised while loading (its traceback)
+    "raised",  # a call raised (the test's message is the exception, its traceback here)
+    "learner_died",  # the learner's process ended (exit status or signal; neither: it stopped answering)
+    "server_died",  # the learner's code ended the fork server that runs it
+    "channel_broken",  # the learner's code wrote junk on the grader's channel (detail: what)
+    "value_too_large",  # a returned value too large to send back (detail: how large)
+    "invalid_return",  # a returned value that is not plain data (detail: why)
+    "unknown",
+)
 
 # Sizes stored or logged from a job, whatever the container printed.
 MAX_STORED_OUTPUT = 64 * 1024
@@ -77,11 +90,41 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """Why the learner's code failed, as facts (``FAILURE_CODES``).
+
+    ``status``: the exit status its process ended with; ``signal``: the
+    signal that killed it; ``traceback``: the learner's own traceback text
+    (data, shown as it is); ``detail``: a short technical fact (what was
+    written on the channel, a value's size).
+    """
+
+    code: str
+    status: int | None = None
+    signal: int | None = None
+    traceback: str = ""
+    detail: str = ""
+
+    def brief(self) -> str:
+        """A one-line technical summary for staff and authors' tools (not a learner sentence)."""
+        facts = [f"status {self.status}" if self.status is not None else "", f"signal {self.signal}" if self.signal is not None else "", self.detail]
+        text = self.code + "".join(f" ({fact})" for fact in facts if fact)
+        return f"{text}: {self.traceback.strip().splitlines()[-1]}" if self.traceback.strip() else text
+
+
+def with_failure(message: str, failure: Failure | None) -> str:
+    """``message`` and the failure's technical summary, for staff and authors' tools
+    (a learner reads grader.messages.failure_text instead)."""
+    return "; ".join(part for part in (message, failure.brief() if failure else "") if part)
+
+
+@dataclass(frozen=True)
 class CaseResult:
     name: str
     outcome: str
     duration_s: float = 0.0
     message: str = ""
+    failure: Failure | None = None
 
 
 @dataclass
@@ -123,6 +166,10 @@ class JobResult:
     # Where it ran (``sandbox.report.parse_machine``): device, torch, cuda,
     # python and image as short text, and ``gpu`` (a GPU was visible).
     machine: dict[str, Any] = field(default_factory=dict)
+
+    # Why an ``error`` outcome's code failed (its module did not load, its
+    # process ended...): the facts grader.messages words; None otherwise.
+    failure: Failure | None = None
 
     @property
     def is_infra_error(self) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .errors import CONTAINER_TAINTED, HARNESS_CRASHED, REPORT_INFRA, REPORT_INVALID
 from .jobs import (
+    FAILURE_CODES,
     MAX_BIGINT,
     MAX_STORED_OUTPUT,
     MAX_TEST_MESSAGE,
@@ -26,6 +27,7 @@ from .jobs import (
     STOP_PLACES,
     TEST_OUTCOMES,
     CaseResult,
+    Failure,
     JobResult,
     truncate,
 )
@@ -37,6 +39,8 @@ MAX_DEPTH = 32
 # only, each a short single line of text, whatever else the report holds.
 MACHINE_KEYS = ("device", "torch", "cuda", "python", "image")
 MAX_MACHINE_TEXT = 120
+# A failure's short technical detail (``Failure.detail``); its traceback has MAX_TEST_MESSAGE.
+MAX_FAILURE_DETAIL = 300
 
 
 def clean_text(value: Any, limit: int) -> str:
@@ -131,6 +135,34 @@ def unique_names(tests: list[CaseResult]) -> list[CaseResult]:
     return unique
 
 
+def _small(value: Any, low: int, high: int) -> int | None:
+    """An int in ``low..high`` (not a bool), else None."""
+    return value if type(value) is int and low <= value <= high else None
+
+
+def _capped_text(value: Any, limit: int) -> str:
+    """Text only (anything else is dropped, not converted), cleaned and capped."""
+    return clean_text(value[: limit * 4], limit) if isinstance(value, str) else ""
+
+
+def parse_failure(data: Any) -> Failure | None:
+    """Why the learner's code failed (``Failure``), bounded and cleaned; None when absent or not an object.
+
+    A code the host does not know becomes "unknown"; an exit status outside
+    0..255 or a signal outside 1..64 is dropped (unknown), not kept.
+    """
+    if not isinstance(data, dict):
+        return None
+    code = data.get("code")
+    return Failure(
+        code=code if isinstance(code, str) and code in FAILURE_CODES else "unknown",
+        status=_small(data.get("status"), 0, 255),
+        signal=_small(data.get("signal"), 1, 64),
+        traceback=_capped_text(data.get("traceback"), MAX_TEST_MESSAGE),
+        detail=" ".join(_capped_text(data.get("detail"), MAX_FAILURE_DETAIL).split()),
+    )
+
+
 def parse_test(data: Any) -> CaseResult | None:
     if not isinstance(data, dict):
         return None
@@ -138,7 +170,11 @@ def parse_test(data: Any) -> CaseResult | None:
     outcome = data.get("outcome")
     if not name or not isinstance(outcome, str) or outcome not in TEST_OUTCOMES:
         return None
-    return CaseResult(name=name, outcome=outcome, duration_s=seconds(data.get("duration_s")), message=clean_text(data.get("message") or "", MAX_TEST_MESSAGE))
+    return CaseResult(
+        name=name, outcome=outcome, duration_s=seconds(data.get("duration_s")), message=clean_text(data.get("message") or "", MAX_TEST_MESSAGE),
+        # A passing test failed nothing: whatever it claims is dropped.
+        failure=parse_failure(data.get("failure")) if outcome != "passed" else None,
+    )  # fmt: skip
 
 
 def parse_machine(data: Any) -> dict[str, Any]:
@@ -205,4 +241,5 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         limit=_limit(report.get("limit")),
         rerun_replayed=min(replayed, len(tests)) if type(replayed := report.get("rerun_replayed")) is int and replayed > 0 else 0,
         machine=parse_machine(report.get("machine")),
+        failure=parse_failure(report.get("failure")) if outcome == "error" else None,
     )

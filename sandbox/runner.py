@@ -342,7 +342,7 @@ class SandboxRunner:
             elif kind == "test" and on_event:
                 test = parse_test(event)
                 if test is not None:
-                    on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
+                    on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message, "failure": test.failure})
             elif kind == "rerun" and on_event:
                 # A Submit's first run is over; its isolated re-run begins.
                 on_event("rerun", {})

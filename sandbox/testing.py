@@ -75,7 +75,7 @@ class FakeRunner:
         result = vouch(_as_planned(self._grade(job), job), job)
         if on_event is not None:
             for test in result.tests:
-                on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message})
+                on_event("test", {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message, "failure": test.failure})
             if job.isolate:
                 on_event("rerun", {})  # as the harness does once a Submit's first run is over
         return result

@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.jobs import MAX_STORED_OUTPUT, MAX_TEST_MESSAGE, MAX_TEST_NAME, OUTCOMES, JobResult
-from sandbox.report import clean_text, parse_event, parse_report
+from sandbox.jobs import FAILURE_CODES, MAX_STORED_OUTPUT, MAX_TEST_MESSAGE, MAX_TEST_NAME, OUTCOMES, Failure, JobResult
+from sandbox.report import MAX_FAILURE_DETAIL, clean_text, parse_event, parse_report
 
 PREFIX = b"@@DOJO 0123abcd "
 
@@ -29,6 +29,16 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=5) | st.dictionaries(hostile_text, children, max_size=5),
     max_leaves=30,
 )
+failures = st.fixed_dictionaries(
+    {},
+    optional={
+        "code": st.sampled_from([*FAILURE_CODES, "pwned", ""]) | json_values,
+        "status": st.integers(-(10**6), 10**6) | json_values,
+        "signal": st.integers(-100, 100) | json_values,
+        "traceback": hostile_text | json_values,
+        "detail": hostile_text | json_values,
+    },
+) | json_values
 test_entries = st.fixed_dictionaries(
     {},
     optional={
@@ -36,6 +46,7 @@ test_entries = st.fixed_dictionaries(
         "outcome": st.sampled_from(["passed", "failed", "error", "skipped", "timeout", "bogus"]) | json_values,
         "duration_s": json_values,
         "message": json_values | hostile_text,
+        "failure": failures,
     },
 )
 reports = st.fixed_dictionaries(
@@ -52,6 +63,7 @@ reports = st.fixed_dictionaries(
         "error_code": json_values,
         "rerun_failure": st.sampled_from(["timeout", "error", "incomplete", "bogus", ""]) | json_values,
         "rerun_replayed": st.integers(-5, 10**6) | json_values,
+        "failure": failures,
     },
 )
 
@@ -63,15 +75,27 @@ def _storable(text: str, limit: int) -> None:
     assert len(text) <= limit + 100  # the cap, plus the truncation notice
 
 
+def _check_failure(failure: Failure | None) -> None:
+    if failure is None:
+        return
+    assert failure.code in FAILURE_CODES
+    assert failure.status is None or 0 <= failure.status <= 255
+    assert failure.signal is None or 1 <= failure.signal <= 64
+    _storable(failure.traceback, MAX_TEST_MESSAGE)
+    _storable(failure.detail, MAX_FAILURE_DETAIL)
+
+
 def _check(result: JobResult) -> None:
     assert result.outcome in OUTCOMES
     _storable(result.message, MAX_TEST_MESSAGE)
+    _check_failure(result.failure)
     _storable(result.stdout, MAX_STORED_OUTPUT)
     _storable(result.stderr, MAX_STORED_OUTPUT)
     for test in result.tests:
         _storable(test.name, MAX_TEST_NAME)
         assert len(test.name) <= MAX_TEST_NAME  # the column's size: no truncation notice past it
         _storable(test.message, MAX_TEST_MESSAGE)
+        _check_failure(test.failure)
         assert test.duration_s >= 0
     for name in result.state_leaks:
         _storable(name, MAX_TEST_NAME)
@@ -181,3 +205,27 @@ def test_a_limit_is_reported_as_facts_and_nothing_else_is_believed():
     for place, limit, believed in odd:
         result = parse_report({"outcome": "memory_limit", "stopped": place, "limit": limit})
         assert (result.stopped, result.limit) == (believed, 0.0)
+
+
+def test_a_failure_is_read_as_facts_bounded_and_an_unknown_code_named_unknown() -> None:
+    report = {
+        "outcome": "error",
+        "failure": {"code": "learner_died", "signal": 9, "status": 300, "traceback": "Traceback\x00" + "x" * 10**5, "detail": "a\n\nb " * 500},
+        "tests": [
+            {"name": "test_a", "outcome": "failed", "message": "ValueError: no", "failure": {"code": "raised", "traceback": "File solution.py"}},
+            {"name": "test_b", "outcome": "error", "failure": {"code": "rm -rf", "status": True, "signal": 0}},
+            {"name": "test_c", "outcome": "passed", "failure": {"code": "load_error"}},
+            {"name": "test_d", "outcome": "failed", "failure": ["load_error"]},
+        ],
+    }
+    result = parse_report(report)
+    assert result.failure is not None
+    assert (result.failure.code, result.failure.signal, result.failure.status) == ("learner_died", 9, None)
+    assert "\x00" not in result.failure.traceback and len(result.failure.traceback) <= MAX_TEST_MESSAGE + 100
+    assert len(result.failure.detail) <= MAX_FAILURE_DETAIL and "\n" not in result.failure.detail
+    a, b, c, d = result.tests
+    assert a.failure == Failure("raised", traceback="File solution.py") and a.message == "ValueError: no"
+    assert b.failure == Failure("unknown")
+    assert c.failure is None and d.failure is None  # a pass failed nothing; a record must be an object
+    # Only an error outcome carries a job-level failure.
+    assert parse_report({**report, "outcome": "failed"}).failure is None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.jobs import Job, JobResult, Limits, Mode
+from sandbox.jobs import Failure, Job, JobResult, Limits, Mode
 from sandbox.runner import LABEL, SandboxRunner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +101,11 @@ def stray_learner_processes(learner_uids: range = LEARNER_UIDS) -> list[int]:
     return found
 
 
+def _facts(failure: Failure | None) -> str:
+    """Every field of a failure record, as text (the learner's traceback whole)."""
+    return "" if failure is None else f"{failure.code} status={failure.status} signal={failure.signal} {failure.detail}\n{failure.traceback}"
+
+
 @dataclass
 class Graded:
     result: JobResult
@@ -115,8 +120,8 @@ class Graded:
     def everything(self) -> str:
         """All text the host got back from the job."""
         result = self.result
-        parts = [result.outcome, result.message, result.stdout, result.stderr, result.error_code, *result.state_leaks]
-        parts += [f"{test.name} {test.outcome} {test.message}" for test in result.tests]
+        parts = [result.outcome, result.message, _facts(result.failure), result.stdout, result.stderr, result.error_code, *result.state_leaks]
+        parts += [f"{test.name} {test.outcome} {test.message} {_facts(test.failure)}" for test in result.tests]
         return "\n".join(parts)
 
     def describe(self) -> str:

@@ -47,7 +47,7 @@ def test_a_hostile_reply_is_the_learners_error_never_ours(sandbox: Sandbox, name
     graded = sandbox.attack(REFERENCE + textwrap.dedent(REPLY_WITH.format(frame=frame, header=header)), mode="submit")
     assert graded.outcome == "error", graded.describe()
     assert graded.result.error_code == "", graded.describe()
-    assert "channel" in graded.result.message, graded.describe()
+    assert graded.result.failure is not None and graded.result.failure.code == "channel_broken", graded.describe()
     assert not any(test.outcome == "passed" for test in graded.result.tests), graded.describe()
 
 
@@ -110,7 +110,8 @@ def test_a_child_cannot_reach_the_control_channel_or_forge_its_end(sandbox: Sand
     )
     graded = sandbox.attack(forged, mode="submit")
     assert graded.outcome == "error", graded.describe()
-    assert "child_exit" in graded.result.message, graded.describe()
+    assert graded.result.failure is not None and graded.result.failure.code == "channel_broken", graded.describe()
+    assert "child_exit" in graded.result.failure.detail, graded.describe()
 
 
 def test_an_import_error_is_known_to_have_seen_no_hidden_input(sandbox: Sandbox) -> None:
@@ -171,6 +172,7 @@ LOOP_TESTS = {
 def test_a_stop_iteration_from_the_learner_cannot_end_a_tests_loop(sandbox: Sandbox) -> None:
     graded = sandbox.grade(STOPS_THE_LOOP, tests=LOOP_TESTS)
     assert graded.outcome == "failed", graded.describe()
-    assert "StopIteration" in graded.result.tests[0].message, graded.describe()
+    failure = graded.result.tests[0].failure
+    assert failure is not None and failure.code == "raised" and "StopIteration" in failure.traceback, graded.describe()
     honest = sandbox.grade("def double(x):\n    return 2 * x\n", tests=LOOP_TESTS)
     assert honest.outcome == "passed", honest.describe()

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from core.runners import sandbox_image
 from exercises.jobs import job_for
 from exercises.models import Rung
+from sandbox.jobs import with_failure
 from sandbox.runner import SandboxRunner
 
 
@@ -40,14 +41,15 @@ class Command(BaseCommand):
             result = runner.run(job_for(rung.current_version, kind, code, seed=secrets.randbelow(2**31)))
         finally:
             runner.close()
-        tests = [{"name": test.name, "outcome": test.outcome, "message": test.message} for test in result.tests]
+        tests = [{"name": test.name, "outcome": test.outcome, "message": with_failure(test.message, test.failure)} for test in result.tests]
+        message = with_failure(result.message, result.failure)
         if options["json"]:
-            self.stdout.write(json.dumps({"outcome": result.outcome, "message": result.message, "tests": tests}, indent=2))
+            self.stdout.write(json.dumps({"outcome": result.outcome, "message": message, "tests": tests}, indent=2))
         else:
             for test in tests:
                 self.stdout.write(f"{test['outcome']:>8}  {test['name']}")
                 if test["message"] and test["outcome"] != "passed":
                     self.stdout.write("          " + test["message"].replace("\n", "\n          "))
-            self.stdout.write(f"outcome: {result.outcome}" + (f" - {result.message}" if result.message else ""))
+            self.stdout.write(f"outcome: {result.outcome}" + (f" - {message}" if message else ""))
         if result.outcome != "passed":
             raise SystemExit(1)

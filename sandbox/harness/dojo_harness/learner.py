@@ -161,9 +161,10 @@ class _Session:
             try:
                 send_message(self.sock, reply, MAX_MESSAGE_BYTES)
             except ProtocolError as exc:
-                # Too big to grade: say so, as the learner's own error.
-                too_big = ValueError(f"your code returned a value too large to grade: {exc}")
-                send_message(self.sock, {"id": call_id, "ok": False, "exc": _exception_info(too_big)}, MAX_MESSAGE_BYTES)
+                # Too big to grade: the learner's own error, as a fact the host words
+                # (the harness raises it as a ValueError, ``proxy.ValueTooLarge``).
+                too_big = {"type": "ValueError", "mro": ["ValueError"], "message": str(exc)[:MAX_TEXT], "traceback": "", "code": "value_too_large"}
+                send_message(self.sock, {"id": call_id, "ok": False, "exc": too_big}, MAX_MESSAGE_BYTES)
 
 
 def _flush() -> None:

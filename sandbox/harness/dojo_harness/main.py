@@ -401,7 +401,7 @@ def _grade(
     """Run the tests (twice for a Submit), and return the report's fields."""
     from .lean import lean_enough
     from .plugin import HarnessPlugin, RunState, TestRecord, all_passed, not_failed, run_tests
-    from .proxy import Channel, ServerDied
+    from .proxy import Channel, FailureRecord, ServerDied, SolutionImportError, failure_record
     from .replay import merge_states, replay_tests
     from .rerun import RerunVerdict, judge_rerun
     from .tape import Recorder
@@ -422,7 +422,10 @@ def _grade(
         return "output flood" if flood.is_set() else None
 
     def on_test(record: TestRecord) -> None:
-        emitter.emit("test", name=record.name, outcome=record.outcome, duration_s=round(record.duration_s, 4), message=record.message if is_run else "")
+        emitter.emit(
+            "test", name=record.name, outcome=record.outcome, duration_s=round(record.duration_s, 4), message=record.message if is_run else "",
+            failure=record.failure if is_run else None,
+        )  # fmt: skip
 
     def check_server(state: RunState, channel: Channel) -> None:
         # A learner that kills its fork server (os.kill(os.getppid(), 9)) may
@@ -494,6 +497,7 @@ def _grade(
     # A limit's outcome carries facts (where it stopped, the limit), not
     # sentences: the host words them (grader.messages).
     message, stopped, limit = "", "", 0.0
+    failure: FailureRecord | None = None
     if stuck:
         outcome, stopped, limit = "timeout", "processes", time_s
         rerun = RerunVerdict(outcome, failure="timeout")
@@ -504,9 +508,9 @@ def _grade(
     elif new_ooms > 0:
         outcome = "memory_limit"
     elif shared.import_error is not None:
-        outcome, message = "error", shared.import_error
+        outcome, failure = "error", failure_record(SolutionImportError.code, traceback=shared.import_error)
     elif shared.learner_died is not None:
-        outcome, message = "error", str(shared.learner_died)
+        outcome, failure = "error", shared.learner_died.failure(str(getattr(shared.learner_died, "learner_traceback", ""))[:4000])
     elif shared.collect_errors or not tests:
         outcome, message = "infra_error", "The tests could not be collected: " + "; ".join(shared.collect_errors)[:2000]
     elif rerun is not None and rerun.outcome is not None:
@@ -519,6 +523,7 @@ def _grade(
     return {
         "outcome": outcome,
         "message": message[:4000],
+        "failure": failure,
         "stopped": stopped,
         "limit": limit,
         "tests": [record.__dict__ for record in tests],

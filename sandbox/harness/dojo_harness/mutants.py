@@ -168,7 +168,7 @@ class _Batch:
         slowest: dict[str, float] = {}
         for fresh in (True, False):
             state, durations = self.run(reference, fresh=fresh)
-            failing = [f"{r.name} {r.outcome}: {r.message[:300]}" for r in state.tests.values() if not not_failed(r.outcome)]
+            failing = [f"{r.name} {r.outcome}: {(r.message or str((r.failure or {}).get('code', '')))[:300]}" for r in state.tests.values() if not not_failed(r.outcome)]
             if state.timed_out or state.import_error or state.learner_died or not state.tests or failing:
                 reason = state.import_error or str(state.learner_died or "") or "; ".join(failing[:2]) or "no test ran"
                 raise CalibrationFailed(f"the reference itself does not pass here ({'alone' if fresh else 'shared'} run): {reason}"[:1500])

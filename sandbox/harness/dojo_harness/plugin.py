@@ -7,7 +7,20 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from .proxy import Channel, ChannelBroken, JobTimeout, LearnerDied, LearnerSession, OutputFlood, SolutionImportError, SolutionProxy
+from .proxy import (
+    Channel,
+    ChannelBroken,
+    FailureRecord,
+    InvalidReturn,
+    JobTimeout,
+    LearnerDied,
+    LearnerSession,
+    OutputFlood,
+    SolutionImportError,
+    SolutionProxy,
+    ValueTooLarge,
+    failure_record,
+)
 from .tape import Recorder
 
 MAX_MESSAGE = 4000
@@ -35,6 +48,8 @@ class TestRecord:
     duration_s: float = 0.0
     message: str = ""
     order: int = 0
+    # Why the learner's code failed it (``proxy.failure_record``), when it did.
+    failure: FailureRecord | None = None
 
 
 @dataclass
@@ -51,16 +66,19 @@ class RunState:
     collect_errors: list[str] = field(default_factory=list)
 
 
-def _describe(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+def _describe(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str, FailureRecord | None]:
+    """A failed test's message (the exception as the test saw it) and, when
+    the learner's code is to blame, the facts of its failure: the host words
+    them (grader.messages), the harness writes no sentence."""
     exc = excinfo.value
-    # The harness's own exceptions speak for themselves; no module path.
-    text = str(exc) if type(exc).__module__.startswith("dojo_harness") else excinfo.exconly()
-    if isinstance(exc, SolutionImportError):
-        text = f"Your code failed to load:\n{text}"
-    learner_tb = getattr(exc, "learner_traceback", "")
-    if learner_tb:
-        text = f"{text}\n\nRaised in your code:\n{learner_tb}"
-    return text[:MAX_MESSAGE]
+    learner_tb = str(getattr(exc, "learner_traceback", ""))[:MAX_MESSAGE]
+    if isinstance(exc, SolutionImportError | InvalidReturn | ValueTooLarge):
+        return "", exc.failure()
+    if isinstance(exc, LearnerDied):
+        return "", exc.failure(learner_tb)
+    # The harness's own exceptions need no module path.
+    message = (str(exc) if type(exc).__module__.startswith("dojo_harness") else excinfo.exconly())[:MAX_MESSAGE]
+    return message, failure_record("raised", traceback=learner_tb) if learner_tb else None
 
 
 class HarnessPlugin:
@@ -159,10 +177,10 @@ class HarnessPlugin:
             if report.failed:
                 record.outcome = "failed" if report.when == "call" else "error"
                 if call.excinfo is not None:
-                    record.message = _describe(call.excinfo)
+                    record.message, record.failure = _describe(call.excinfo)
                 if isinstance(call.excinfo.value if call.excinfo else None, JobTimeout):
                     # The host words it, knowing whether the module was still loading.
-                    record.outcome, record.message = "timeout", ""
+                    record.outcome, record.message, record.failure = "timeout", "", None
             elif report.skipped:
                 record.outcome = "skipped"
         return report

@@ -32,18 +32,33 @@ class OutputFlood(Exception):
     """The learner printed more than the output cap."""
 
 
+# Why the learner's code failed, as the host reads it (``sandbox.jobs.Failure``):
+# a code and facts, never a sentence (the host words it, grader.messages).
+FailureRecord = dict[str, Any]
+MAX_DETAIL = 300
+
+
+def failure_record(code: str, *, exitcode: int | None = None, traceback: str = "", detail: str = "") -> FailureRecord:
+    """The record of one failure: ``exitcode`` as the fork server reports it
+    (negative: the signal that killed the process)."""
+    record: FailureRecord = {"code": code, "traceback": traceback, "detail": detail[:MAX_DETAIL]}
+    if exitcode is not None:
+        record["signal" if exitcode < 0 else "status"] = abs(exitcode)
+    return record
+
+
 class LearnerDied(Exception):
-    """The learner's process ended in the middle of a session."""
+    """The learner's process ended in the middle of a session (``exitcode`` None: it stopped answering)."""
+
+    code = "learner_died"
 
     def __init__(self, exitcode: int | None) -> None:
         self.exitcode = exitcode
-        if exitcode is None:
-            text = "your code's process stopped answering"
-        elif exitcode < 0:
-            text = f"your code's process was killed by signal {-exitcode}"
-        else:
-            text = f"your code ended its process (exit status {exitcode}), e.g. with sys.exit() or os._exit()"
-        super().__init__(text)
+        self.detail = ""
+        super().__init__(self.code if exitcode is None else f"{self.code} (exit code {exitcode})")
+
+    def failure(self, traceback: str = "") -> FailureRecord:
+        return failure_record(self.code, exitcode=self.exitcode, traceback=traceback, detail=self.detail)
 
 
 class ChannelBroken(LearnerDied):
@@ -53,29 +68,58 @@ class ChannelBroken(LearnerDied):
     descriptor); junk there is the learner's fault, never the grader's.
     """
 
+    code = "channel_broken"
+
     def __init__(self, detail: str) -> None:
-        Exception.__init__(self, f"your code wrote on the channel to the grader (an inherited file descriptor): {detail}")
+        Exception.__init__(self, f"{self.code}: {detail}")
         self.exitcode = None
+        self.detail = detail
 
 
 class ServerDied(LearnerDied):
     """The learner's fork server ended: the learner's code killed or ended it."""
 
-    def __init__(self, exitcode: int | None) -> None:
-        Exception.__init__(self, f"your code ended the process that runs it (exit status {exitcode}), e.g. by killing its parent process")
-        self.exitcode = exitcode
+    code = "server_died"
 
 
 class SolutionImportError(Exception):
     """The submitted source failed to run as a module."""
 
+    code = "load_error"
+
     def __init__(self, info: dict[str, Any]) -> None:
         self.info = info
         super().__init__(str(info.get("traceback") or info.get("message") or "import failed"))
 
+    def failure(self) -> FailureRecord:
+        return failure_record(self.code, traceback=str(self))
+
 
 class InvalidReturn(TypeError):
-    """The learner returned something that is not plain data."""
+    """The learner returned something that is not plain data (``detail``: why, if known)."""
+
+    code = "invalid_return"
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(f"{self.code}: {detail}" if detail else self.code)
+        self.detail = detail
+
+    def failure(self) -> FailureRecord:
+        return failure_record(self.code, detail=self.detail)
+
+
+class ValueTooLarge(ValueError):
+    """The learner returned a value too large to send back (the learner's
+    side says so in its reply). A ValueError, as it always was to the tests."""
+
+    code = "value_too_large"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+        self.detail = detail
+
+    def failure(self) -> FailureRecord:
+        return failure_record(self.code, detail=self.detail)
 
 
 class LearnerException(Exception):
@@ -111,6 +155,9 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     exc: BaseException
     if names and names[0] in {"SystemExit", "KeyboardInterrupt"}:
         exc = LearnerDied(0)
+    elif info.get("code") == ValueTooLarge.code:
+        # The learner's side could not send what the call returned.
+        exc = ValueTooLarge(message)
     else:
         cls = next((_BUILTIN_EXCEPTIONS[name] for name in names if name in _BUILTIN_EXCEPTIONS), LearnerException)
         try:
@@ -263,7 +310,7 @@ class Channel:
         except ProtocolError as exc:
             raise ChannelBroken(str(exc)) from exc
         if "op" in message:
-            raise ChannelBroken(f"a frame claiming to be {str(message.get('op'))[:40]!r} came from your code")
+            raise ChannelBroken(f"a frame claiming to be {str(message.get('op'))[:40]!r}")
         return body, message
 
     def server_alive(self) -> bool:
@@ -331,12 +378,12 @@ class LearnerSession:
         def on_tag(tag: dict[str, Any]) -> Any:
             if tag.get("__t") == "handle" and isinstance(tag.get("id"), int):
                 return RemoteObject(self, tag["id"], str(tag.get("type", "object"))[:100])
-            raise InvalidReturn("your code returned a value that cannot be graded")
+            raise InvalidReturn()
 
         try:
             return decode_value(data, on_tag)
         except ProtocolError as exc:
-            raise InvalidReturn(f"your code returned a value that cannot be graded ({exc})") from exc
+            raise InvalidReturn(str(exc)) from exc
 
     def _encode(self, value: Any, refs: list[int]) -> Any:
         def on_object(obj: Any) -> dict[str, Any]:
@@ -405,7 +452,7 @@ class LearnerSession:
     def _handle(self, reply: dict[str, Any]) -> RemoteObject:
         value = self._decode(reply.get("value"))
         if not isinstance(value, RemoteObject):
-            raise InvalidReturn("your code returned a value that cannot be graded")
+            raise InvalidReturn()
         return value
 
     def end(self) -> None:

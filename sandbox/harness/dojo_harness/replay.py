@@ -78,7 +78,7 @@ def replay_tests(
         if stop() is not None:
             break
         if recorder.untouched(name):
-            state.tests[name] = TestRecord(name=name, outcome=record.outcome, message=record.message, order=record.order)
+            state.tests[name] = TestRecord(name=name, outcome=record.outcome, message=record.message, order=record.order, failure=record.failure)
             continue
         tape = None if differed else recorder.tape(name)
         if tape is None:
@@ -90,7 +90,7 @@ def replay_tests(
             state.timed_out = True
             break
         if replayed:
-            state.tests[name] = TestRecord(name=name, outcome=record.outcome, message=record.message, order=record.order)
+            state.tests[name] = TestRecord(name=name, outcome=record.outcome, message=record.message, order=record.order, failure=record.failure)
         else:
             differed = True
             rest.add(name)

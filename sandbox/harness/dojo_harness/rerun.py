@@ -46,7 +46,8 @@ def merge_fresh(shared: dict[str, TestRecord], fresh: dict[str, TestRecord]) -> 
             leaky.append(name)
             if other.outcome == "passed":
                 passes_alone.append(name)
-            record.message = (record.message or other.message)[:MAX_MESSAGE]
+            if not record.message and record.failure is None:
+                record.message, record.failure = other.message[:MAX_MESSAGE], other.failure
             record.outcome = "failed"
     return leaky, passes_alone
 
