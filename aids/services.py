@@ -13,9 +13,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
+from django.urls import reverse
 from django.utils import timezone
 
 from core.learner_lock import lock_learner
+from core.notifications import notify
 from core.types import User
 from exercises.models import Module, Rung
 from grader.models import Progress, Submission
@@ -153,14 +155,24 @@ def resolve_report(report: ProblemReport, *, by: Any, note: str) -> None:
     """Mark an open report resolved with a note for the learner.
 
     A conditional UPDATE: when two instructors resolve the same report at
-    once, the second is told, and the first one's note stays.
+    once, the second is told, and the first one's note stays. The learner
+    is notified with the same commit (one notification per resolve).
     """
-    changed = ProblemReport.objects.filter(pk=report.pk, status=ReportStatus.OPEN).update(
-        status=ReportStatus.RESOLVED, note=_clean_text(note, REPORT_NOTE_MAX_CHARS).strip(), resolved_by=by, resolved_at=timezone.now()
-    )
-    if changed != 1:
-        raise AidRefused(messages.REPORT_ALREADY_RESOLVED, status=409)
-    report.refresh_from_db()
+    with transaction.atomic():
+        changed = ProblemReport.objects.filter(pk=report.pk, status=ReportStatus.OPEN).update(
+            status=ReportStatus.RESOLVED, note=_clean_text(note, REPORT_NOTE_MAX_CHARS).strip(), resolved_by=by, resolved_at=timezone.now()
+        )
+        if changed != 1:
+            raise AidRefused(messages.REPORT_ALREADY_RESOLVED, status=409)
+        report.refresh_from_db()
+        _notify_reply(report)
+
+
+def _notify_reply(report: ProblemReport) -> None:
+    """Tell the learner their report was answered: a notification leads to the rung's report box, open."""
+    rung = Rung.objects.select_related("current_version").get(pk=report.rung_id)
+    title = rung.current_version.title if rung.current_version is not None else rung.slug
+    notify(report.learner, "report_reply", {"rung": title}, reverse("rung", args=[rung.slug]) + "#report-problem")
 
 
 def reopen_report(report: ProblemReport) -> None:

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.catalog, name="catalog"),
     path("healthz", views.healthz, name="healthz"),
     path("signup/", views.signup, name="signup"),
+    path("notifications/", views.notification_list, name="notifications"),
     path("tracks/<slug:slug>/", views.track_detail, name="track"),
     path("modules/<slug:slug>/", views.module_detail, name="module"),
     path("rungs/<slug:slug>/", views.rung_workspace, name="rung"),

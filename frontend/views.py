@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core import notifications
 from core.markdown import render_markdown
 from core.sections import reference_anchor, split_sections
 from core.types import AuthenticatedHttpRequest, User, Visitor
@@ -442,3 +443,13 @@ class PasswordChange(PasswordChangeView):
 
 
 password_change = PasswordChange.as_view()
+
+
+@login_required
+@require_GET
+def notification_list(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The user's newest notifications, each worded and linked; those shown unread are marked read now."""
+    shown = notifications.recent(request.user)
+    items = [{"sentence": messages.notification_sentence(n.kind, n.params), "url": n.url, "created_at": n.created_at, "unread": n.read_at is None} for n in shown]
+    notifications.mark_read(request.user, [n.pk for n in shown if n.read_at is None])
+    return render(request, "frontend/notifications.html", {"items": items})

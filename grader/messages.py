@@ -203,3 +203,28 @@ def test_strength(figures: dict[str, Any]) -> str:
     mutants = f"{math.floor(float(figures['mutation_score']) * 100)}%"
     counts = ("named", "generated", "wrong", "wrong_caught", "alternatives", "alternatives_passing")
     return TEST_STRENGTH.format(mutants=mutants, **{key: int(figures[key]) for key in counts})
+
+
+# --- Notifications (core.notifications): the sentence of each kind, worded when shown ----------
+# A notification row keeps a kind and its facts (params), never a sentence:
+# the wording can change, and a row written before still reads right.
+NOTIFICATION_SENTENCES = {
+    "feedback": "{author} left feedback on your attempt #{submission} at {rung} ({course}).",
+    "report_reply": "An instructor resolved your report on {rung}; their note is with it.",
+}
+NOTIFICATION_FALLBACK = "Something new for you."
+
+
+def notification_sentence(kind: str, params: dict[str, Any]) -> str:
+    """The sentence a user reads for a notification of ``kind`` with ``params``.
+
+    A kind this version no longer knows, or facts missing from an old row,
+    read as the fallback rather than an error on the user's page.
+    """
+    sentence = NOTIFICATION_SENTENCES.get(kind)
+    if sentence is None:
+        return NOTIFICATION_FALLBACK
+    try:
+        return sentence.format(**{key: str(value) for key, value in params.items()})
+    except (KeyError, IndexError, ValueError):
+        return NOTIFICATION_FALLBACK

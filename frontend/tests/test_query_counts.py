@@ -1,4 +1,4 @@
-"""The two pages learners live on stay cheap: at most 10 SQL queries each."""
+"""The two pages learners live on stay cheap: a fixed, small number of SQL queries each."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ def test_the_module_page_takes_at_most_ten_queries(busy_learner, client, django_
     assert response.status_code == 200
 
 
-def test_the_workspace_takes_at_most_ten_queries(busy_learner, client, django_assert_max_num_queries):
+def test_the_workspace_takes_at_most_twelve_queries(busy_learner, client, django_assert_max_num_queries):
+    # Ten for the page, one for the header's unread badge, one for the teachers' feedback on the learner's attempts.
     client.force_login(busy_learner)
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(12):
         response = client.get("/rungs/kv-cache-size/")
     assert response.status_code == 200
