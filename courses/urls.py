@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from . import views_gradebook
+from . import views_gradebook, views_tools
 
 app_name = "courses"
 
@@ -13,4 +13,8 @@ urlpatterns: list[URLPattern] = [
     path("<slug:slug>/gradebook/<int:assignment_id>/<slug:rung_slug>/", views_gradebook.gradebook_rung, name="gradebook-rung"),
     path("<slug:slug>/gradebook/<int:assignment_id>/<slug:rung_slug>/learners/<int:user_id>/", views_gradebook.gradebook_attempts,
          name="gradebook-attempts"),
+    # Teacher tools: a learner's timeline, feedback on a submission, common mistakes per rung.
+    path("<slug:slug>/learners/<int:user_id>/timeline/", views_tools.timeline, name="timeline"),
+    path("<slug:slug>/submissions/<int:pk>/feedback/", views_tools.submission_feedback, name="feedback"),
+    path("<slug:slug>/rungs/<slug:rung_slug>/mistakes/", views_tools.mistakes, name="mistakes"),
 ]
