@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from . import views_gradebook, views_tools
+from . import views_gradebook, views_similarity, views_tools
 
 app_name = "courses"
 
@@ -17,4 +17,8 @@ urlpatterns: list[URLPattern] = [
     path("<slug:slug>/learners/<int:user_id>/timeline/", views_tools.timeline, name="timeline"),
     path("<slug:slug>/submissions/<int:pk>/feedback/", views_tools.submission_feedback, name="feedback"),
     path("<slug:slug>/rungs/<slug:rung_slug>/mistakes/", views_tools.mistakes, name="mistakes"),
+    # Similarity reports of an assignment's rungs (course staff): the list and a request (POST), a report, a pair side by side.
+    path("<slug:slug>/assignments/<int:assignment_id>/similarity/", views_similarity.similarity_reports, name="similarity"),
+    path("<slug:slug>/similarity/<int:report_id>/", views_similarity.similarity_report, name="similarity-report"),
+    path("<slug:slug>/similarity/<int:report_id>/pairs/<int:number>/", views_similarity.similarity_pair, name="similarity-pair"),
 ]
