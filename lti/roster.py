@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from lti_tool.models import LtiContext, LtiMembership, LtiUser
 from pylti1p3.exception import LtiException
 from pylti1p3.names_roles import NamesRolesProvisioningService
 
 from core.roles import is_admin
+from courses.models import Course as CourseHere
 from courses.permissions import CAPABILITIES
 from exercises.models import Module, Rung
 from grader.models import Progress, Submission
@@ -113,30 +114,39 @@ def courses_linking(module: Module, viewer: Any) -> QuerySet[LtiContext]:
     if not is_admin(viewer):
         contexts = contexts.filter(course_link__course__memberships__user=viewer,
                                    course_link__course__memberships__role__in=CAPABILITIES["manage_roster"])
-    ordered: QuerySet[LtiContext] = contexts.select_related("deployment__registration").distinct().order_by("title", "pk")
+    ordered: QuerySet[LtiContext] = contexts.select_related("deployment__registration", "course_link__course").distinct().order_by("title", "pk")
     return ordered
 
 
 def roster_for(module: Module, rungs: list[Rung], viewer: Any) -> list[Course]:
-    """Each course linking to ``module`` that ``viewer`` may see: its active members, their state on each of ``rungs``, their scores sent."""
-    courses = []
-    for context in courses_linking(module, viewer):
-        memberships = list(context.memberships.filter(is_active=True).select_related("user").order_by("user__family_name", "user__name", "user__sub"))
-        account_ids = [m.user.auth_user_id for m in memberships if m.user.auth_user_id is not None]
-        solved = set(Progress.objects.filter(user_id__in=account_ids, rung__in=rungs, solved_at__isnull=False).values_list("user_id", "rung_id"))
-        # Started: any Run or Submit on the rung.
-        started = set(Submission.objects.filter(user_id__in=account_ids, rung__in=rungs).values_list("user_id", "rung_id").distinct())
-        placements = list(Placement.objects.filter(resource_link__context=context, module=module).select_related("rung", "resource_link"))
-        posts: dict[int, list[ScorePost]] = {}
-        for post in ScorePost.objects.filter(placement__in=placements).select_related("placement__rung").order_by("-enqueued_at"):
-            posts.setdefault(post.lti_user_id, []).append(post)
-        rows = []
-        for membership in memberships:
-            account = membership.user.auth_user_id
-            states = []
-            for rung in rungs:
-                key = (account, rung.pk)
-                states.append(SOLVED if key in solved else STARTED if key in started else NOT_STARTED)
-            rows.append(RosterRow(membership, states, posts.get(membership.user_id, [])))
-        courses.append(Course(context, placements, rows))
-    return courses
+    """Each LMS course linking to ``module`` that ``viewer`` may see: its active members, their state on each of ``rungs``, their scores sent."""
+    return [roster_of(context, rungs, Placement.objects.filter(resource_link__context=context, module=module)) for context in courses_linking(module, viewer)]
+
+
+def roster_of(context: LtiContext, rungs: list[Rung], placements: QuerySet[Placement]) -> Course:
+    """``context``'s active members, their state on each of ``rungs``, and the scores sent to ``placements`` for them."""
+    memberships = list(context.memberships.filter(is_active=True).select_related("user").order_by("user__family_name", "user__name", "user__sub"))
+    account_ids = [m.user.auth_user_id for m in memberships if m.user.auth_user_id is not None]
+    solved = set(Progress.objects.filter(user_id__in=account_ids, rung__in=rungs, solved_at__isnull=False).values_list("user_id", "rung_id"))
+    # Started: any Run or Submit on the rung.
+    started = set(Submission.objects.filter(user_id__in=account_ids, rung__in=rungs).values_list("user_id", "rung_id").distinct())
+    linked = list(placements.select_related("rung", "resource_link"))
+    posts: dict[int, list[ScorePost]] = {}
+    for post in ScorePost.objects.filter(placement__in=linked).select_related("placement__rung").order_by("-enqueued_at"):
+        posts.setdefault(post.lti_user_id, []).append(post)
+    rows = []
+    for membership in memberships:
+        account = membership.user.auth_user_id
+        states = []
+        for rung in rungs:
+            key = (account, rung.pk)
+            states.append(SOLVED if key in solved else STARTED if key in started else NOT_STARTED)
+        rows.append(RosterRow(membership, states, posts.get(membership.user_id, [])))
+    return Course(context, linked, rows)
+
+
+def course_rungs(course: CourseHere) -> list[Rung]:
+    """The published rungs ``course`` uses (its modules' and its single rungs), in catalog order."""
+    used = Q(module__courses=course) | Q(courses=course)
+    rungs = Rung.objects.filter(used, current_version__isnull=False).select_related("current_version", "module").distinct()
+    return list(rungs.order_by("module__order", "module__slug", "order", "slug"))

@@ -12,4 +12,5 @@ urlpatterns = [
     path("launch/", views.launch, name="launch"),
     path("deep-link/", views.deep_link, name="deep-link"),
     path("modules/<slug:slug>/roster", views.module_roster, name="module-roster"),
+    path("courses/<slug:slug>/roster", views.course_roster, name="course-roster"),
 ]

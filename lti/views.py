@@ -23,11 +23,13 @@ from pylti1p3.contrib.django.oidc_login import DjangoOIDCLogin
 from pylti1p3.exception import OIDCException
 
 from core.roles import is_admin
+from courses.permissions import get_course_for
 from exercises.models import Module, Rung
 
 from . import deep_linking, launches, refusals, roster, tool
 from .exceptions import LaunchRefused
 from .forms import DeepLinkForm
+from .models import CourseContext, Placement
 
 log = logging.getLogger(__name__)
 
@@ -132,3 +134,29 @@ def module_roster(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("lti:module-roster", slug=module.slug)
     rungs = list(Rung.objects.filter(module=module, current_version__isnull=False).select_related("current_version").order_by("order", "slug"))
     return render(request, "lti/roster.html", {"module": module, "rungs": rungs, "courses": roster.roster_for(module, rungs, request.user)})
+
+
+@require_http_methods(["GET", "POST"])
+def course_roster(request: HttpRequest, slug: str) -> HttpResponse:
+    """The LMS course a course is: its roster (NRPS; a fetch enrols its members), who started or solved each rung, the grades sent.
+
+    For the course's staff with ``manage_roster`` (owner, teacher, TA):
+    404 for anyone else, and for a course no LMS course is.
+    """
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    course, _ = get_course_for(request.user, slug, "manage_roster")
+    link = CourseContext.objects.filter(course=course).select_related("context__deployment__registration").first()
+    if link is None:
+        raise Http404("This course is not an LMS course.")
+    if request.method == "POST":
+        try:
+            count = roster.refresh_roster(link.context)
+        except roster.RosterUnavailable as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{count} members fetched from the LMS for {link.context}.")
+        return redirect("lti:course-roster", slug=course.slug)
+    rungs = roster.course_rungs(course)
+    lms_course = roster.roster_of(link.context, rungs, Placement.objects.filter(resource_link__context=link.context))
+    return render(request, "lti/course_roster.html", {"course": course, "rungs": rungs, "lms_course": lms_course})

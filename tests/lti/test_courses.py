@@ -181,3 +181,32 @@ def test_lms_courses_launched_before_courses_existed_get_theirs_from_the_migrati
     assert Course.objects.count() == 1 and list(course.rungs.values_list("slug", flat=True)) == ["kv-cache-size"]
     assert course_role(_account(teacher), course) == CourseRole.OWNER
     assert course_role(_account(student), course) == CourseRole.LEARNER
+
+
+def test_the_lms_roster_of_a_course_is_for_its_staff(lms, registration, placed_rung, teacher, student, live_server):
+    from .lms import forms_in
+
+    tess = Browser()
+    assert tess.launch(lms, teacher, placed_rung.id)[0].status_code == 200
+    sam = Browser()
+    assert sam.launch(lms, student, placed_rung.id)[0].status_code == 200
+    x = _course_of(lms.state.course_id)
+    url = live_server.url + reverse("lti:course-roster", args=[x.slug])
+    page = tess.get(url)
+    assert page.status_code == 200 and "Sam Student" in page.text and "kv-cache-size" in page.text
+    lms.enrol("student-2", "Nia Newcomer", [LEARNER])
+    (fetch,) = [form for form in forms_in(page.text) if "csrfmiddlewaretoken" in form["fields"] and form["action"] == ""]
+    page = tess.post(url, fetch["fields"])
+    assert page.status_code == 200 and "3 members fetched" in page.text and "Nia Newcomer" in page.text
+    assert course_role(_account(lms.state.people["student-2"]), x) == CourseRole.LEARNER
+    # A learner of the course: refused; the owner of another LMS course: the page does not exist for them.
+    assert sam.get(url).status_code == 403
+    lms.state.course_id = "course-y"
+    yann = Browser()
+    assert yann.launch(lms, lms.enrol("teacher-y", "Yann Y", [INSTRUCTOR]), placed_rung.id)[0].status_code == 200
+    assert yann.get(url).status_code == 404
+    assert yann.get(live_server.url + reverse("lti:course-roster", args=[_course_of("course-y").slug])).status_code == 200
+    # A course no LMS course is has no LMS roster.
+    plain = Course.objects.create(slug="plain", title="Plain")
+    Membership.objects.create(course=plain, user=_account(teacher), role=CourseRole.OWNER, source=EnrolSource.CREATED)
+    assert tess.get(live_server.url + reverse("lti:course-roster", args=["plain"])).status_code == 404
