@@ -228,3 +228,31 @@ def notification_sentence(kind: str, params: dict[str, Any]) -> str:
         return sentence.format(**{key: str(value) for key, value in params.items()})
     except (KeyError, IndexError, ValueError):
         return NOTIFICATION_FALLBACK
+
+
+# ---- Courses: joining a course, and a learner's deadlines (courses.enrolment, courses.assignments) ----
+JOIN_UNKNOWN = "No course has this join code. Check the code, or ask your teacher for the link."
+JOIN_EXPIRED = "This join link expired on {expired}. Ask your teacher for a new one."
+JOIN_REVOKED = "This join link was withdrawn by the course's staff. Ask your teacher for a new one."
+JOIN_ALREADY_MEMBER = "You are already in this course as {role}; joining again changes nothing."
+JOIN_DONE = "You joined {course}."
+# A Submit after an assignment's close: graded as always, never counted (courses.deadlines.Timing.AFTER_CLOSE).
+PRACTICE_AFTER_CLOSE = "Practice — after the close, not counted."
+# A learner's deadline for an assignment, by where it stands now.
+DEADLINE_STATE = {
+    "not_open": "Opens {opens}",
+    "open": "Due {due}",
+    "late": "Past due: late work counts {percent}% until {closes}",
+    "closed": "Closed on {closes}: a Submit now is practice, not counted",
+}
+DEADLINE_EXTENDED = "Your extension applies."
+# Where a rung of an assignment stands for a learner: their first pass, timed by the assignment's deadlines.
+PASS_STANDING = {
+    "unsolved": "Not solved yet",
+    "on_time": "Solved on time",
+    "late": "Solved late: counts the late factor",
+    "after_close": "Solved after the close: practice, not counted",
+}
+JOIN_TERMS = "You join as a learner. The course's staff see your attempts at its rungs; its deadlines are in the time zone {time_zone}."
+NO_COURSES = "You are in no course yet. Join one with the code or link your teacher gave you."
+NO_ASSIGNMENTS = "No assignment in this course yet."
