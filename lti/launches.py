@@ -188,8 +188,11 @@ def record_placement(launch: LtiLaunch) -> Placement:
     return placement
 
 
-def join_course(accepted: AcceptedLaunch, placement: Placement) -> Course | None:
+def join_course(accepted: AcceptedLaunch, placement: Placement | None) -> Course | None:
     """The course of the launch's LMS course, made on its first launch, with the launcher in the role the LMS gives them.
+
+    ``placement``: the launched link, whose module or rung the course then
+    uses; None for a deep-linking launch (the instructor is choosing one).
 
     A launch without a context claim joins no course: django-lti files every
     such launch of a deployment under one empty context, and its launchers
@@ -206,7 +209,8 @@ def join_course(accepted: AcceptedLaunch, placement: Placement) -> Course | None
         course = course_links.course_for_context(context, created_by=accepted.user if role == CourseRole.TEACHER else None)
     if course is None:
         return None
-    course_links.place_in_course(course, placement)
+    if placement is not None:
+        course_links.place_in_course(course, placement)
     course_links.enrol_from_lms(course, accepted.user, role, may_own=True)
     return course
 

@@ -74,6 +74,7 @@ def launch(request: HttpRequest) -> HttpResponse:
         if accepted.launch.is_deep_link_launch:
             if not accepted.is_instructor:
                 raise LaunchRefused(refusals.NOT_INSTRUCTOR)
+            launches.join_course(accepted, None)
             form = DeepLinkForm(initial={"launch": deep_linking.sign_launch_id(accepted.launch.get_launch_id())})
             return render(request, "lti/deep_link.html", {"form": form, "choices": deep_linking.choices()})
         target = launches.open_resource_link(accepted)

@@ -47,6 +47,9 @@ def test_deep_link_launch_grade_and_roster(lms, registration, teacher, student, 
     (link,) = lms.state.links.values()
     assert link.custom == {"dojo_rung": "kv-cache-size"}
     assert lms.state.lineitems[link.lineitem_id]["resourceId"] == "rung:kv-cache-size"
+    # The content picker's launch made the LMS course's course, owned by the instructor; the link's rung comes with its first launch.
+    course = Course.objects.get(lti_context__context__id_on_platform=lms.state.course_id)
+    assert course_role(LtiUser.objects.get(sub=teacher.sub).auth_user, course) == CourseRole.OWNER and not course.rungs.exists()
 
     # The learner opens the link: signed in as a platform-scoped account, on the rung.
     learner_browser = type(browser)()
@@ -74,11 +77,11 @@ def test_deep_link_launch_grade_and_roster(lms, registration, teacher, student, 
     results = service.get_grades()
     assert [(result["userId"], result["resultScore"], result["resultMaximum"]) for result in results] == [(student.sub, 1.0, 1.0)]
 
-    # The instructor's launch of the link makes them staff of the LMS course's course (the learner's launch made it), nothing more.
+    # The instructor's launch of the link keeps them the course's owner, nothing more: no content role on the module.
     landed, _ = browser.launch(lms, teacher, link.id)
     assert landed.status_code == 200
     teacher_account = LtiUser.objects.get(sub=teacher.sub).auth_user
-    course = Course.objects.get(lti_context__context__id_on_platform=lms.state.course_id)
+    assert list(course.rungs.values_list("slug", flat=True)) == ["kv-cache-size"]
     assert course_role(teacher_account, course) == CourseRole.OWNER and course_role(account, course) == CourseRole.LEARNER
     assert not can_edit_module(teacher_account, placement.module)
 
