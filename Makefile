@@ -1,5 +1,5 @@
 # The two quick-start commands: `make run` and `make test`.
-.PHONY: run test image lint editor loadtest bench
+.PHONY: run test image lint editor loadtest bench bench-gradebook
 
 run:
 	scripts/run.sh
@@ -26,3 +26,8 @@ editor:
 # Run latency through the real stack vs a naive grader and the warm floor (bench/README.md).
 bench:
 	scripts/bench.sh
+
+# A course's gradebook at 500 learners x 20 assignments and 100k submissions, on PostgreSQL (bench/gradebook.py).
+bench-gradebook:
+	scripts/postgres.sh start
+	DATABASE_URL="$$(scripts/postgres.sh url)" .venv/bin/python -m bench.gradebook

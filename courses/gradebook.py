@@ -39,7 +39,7 @@ from .models import Assignment, AssignmentRung, Course, Extension, Membership
 
 # Learners per page of the gradebook and per chunk of the CSV.
 PAGE_SIZE = 50
-CHUNK_SIZE = 200
+CHUNK_SIZE = 100
 
 # Worse is later: an assignment is as late as its latest-counted rung.
 _SEVERITY = {Timing.ON_TIME: 0, Timing.LATE: 1, Timing.AFTER_CLOSE: 2}
@@ -51,6 +51,10 @@ class Column:
 
     assignment: Assignment
     rungs: tuple[Rung, ...]
+
+    @property
+    def rung_ids(self) -> tuple[int, ...]:
+        return tuple(rung.pk for rung in self.rungs)
 
 
 @dataclass(frozen=True)
@@ -154,19 +158,25 @@ def learner_rows(columns: Sequence[Column], learners: Sequence[tuple[int, str]])
     """Each of ``learners`` ((id, username), in order) on every column: three queries in all."""
     ids = [learner_id for learner_id, _ in learners]
     rung_ids = {rung.pk for column in columns for rung in column.rungs}
-    if not ids or not columns:
-        for learner_id, username in learners:
-            yield LearnerRow(learner_id, username, tuple(_result(column, None, {}, {}, learner_id) for column in columns))
-        return
-    extensions = {(each.assignment_id, each.learner_id): each for each in
-                  Extension.objects.filter(assignment__in=[column.assignment for column in columns], learner_id__in=ids)}
-    progress = {(row["user_id"], row["rung_id"]): (row["solved_at"], row["attempts"]) for row in
-                Progress.objects.filter(user_id__in=ids, rung_id__in=rung_ids).values("user_id", "rung_id", "solved_at", "attempts")}
-    hints = hints_before_first_pass(ids, rung_ids)
+    extensions: dict[tuple[int, int], Extension] = {}
+    progress: dict[tuple[int, int], tuple[dt.datetime | None, int]] = {}
+    hints: dict[tuple[int, int], int] = {}
+    if ids and columns:
+        extensions = {(each.assignment_id, each.learner_id): each for each in
+                      Extension.objects.filter(assignment__in=[column.assignment for column in columns], learner_id__in=ids)}
+        progress = {(user_id, rung_id): (solved_at, attempts) for user_id, rung_id, solved_at, attempts in
+                    Progress.objects.filter(user_id__in=ids, rung_id__in=rung_ids).values_list("user_id", "rung_id", "solved_at", "attempts")}
+        hints = hints_before_first_pass(ids, rung_ids)
+    # Most learners have no extension: their deadlines are the assignment's, worked out once.
+    usual = [(column, column.assignment.pk, column.rung_ids, deadlines_for(column.assignment)) for column in columns]
     for learner_id, username in learners:
-        yield LearnerRow(learner_id, username, tuple(
-            _result(column, extensions.get((column.assignment.pk, learner_id)), progress, hints, learner_id) for column in columns
-        ))
+        results = []
+        for column, assignment_id, column_rung_ids, deadlines in usual:
+            extension = extensions.get((assignment_id, learner_id))
+            if extension is not None:
+                deadlines = deadlines_for(column.assignment, extension)
+            results.append(_result(column, column_rung_ids, deadlines, extension is not None, progress, hints, learner_id))
+        yield LearnerRow(learner_id, username, tuple(results))
 
 
 def hints_before_first_pass(learner_ids: Iterable[int], rung_ids: Iterable[int]) -> dict[tuple[int, int], int]:
@@ -179,17 +189,16 @@ def hints_before_first_pass(learner_ids: Iterable[int], rung_ids: Iterable[int])
     return {(learner_id, rung_id): n for learner_id, rung_id, n in counts}
 
 
-def _result(column: Column, extension: Extension | None, progress: dict[tuple[int, int], tuple[dt.datetime | None, int]],
+def _result(column: Column, rung_ids: tuple[int, ...], deadlines: Deadlines, extended: bool, progress: dict[tuple[int, int], tuple[dt.datetime | None, int]],
             hints: dict[tuple[int, int], int], learner_id: int) -> AssignmentResult:
-    deadlines = deadlines_for(column.assignment, extension)
     rungs = []
-    for rung in column.rungs:
-        solved_at, attempts = progress.get((learner_id, rung.pk), (None, 0))
+    for rung, rung_id in zip(column.rungs, rung_ids, strict=True):
+        solved_at, attempts = progress.get((learner_id, rung_id), (None, 0))
         rungs.append(RungResult(
             rung=rung, solved_at=solved_at, timing=deadlines.timing(solved_at) if solved_at else None,
-            credit=deadlines.credit(solved_at), attempts=attempts, hints=hints.get((learner_id, rung.pk), 0),
+            credit=deadlines.credit(solved_at), attempts=attempts, hints=hints.get((learner_id, rung_id), 0),
         ))
-    return AssignmentResult(column.assignment, deadlines, extension is not None, tuple(rungs))
+    return AssignmentResult(column.assignment, deadlines, extended, tuple(rungs))
 
 
 def iter_learner_chunks(course: Course, columns: Sequence[Column], chunk_size: int = CHUNK_SIZE) -> Iterator[list[LearnerRow]]:
@@ -233,7 +242,7 @@ def stream_gradebook_csv(course: Course, chunk_size: int = CHUNK_SIZE) -> Iterat
         header += [f"{title}: score", f"{title}: solved at", f"{title}: timing", f"{title}: due", f"{title}: attempts", f"{title}: hints"]
     yield writer.writerow([csv_safe(each) for each in header])
     for chunk in iter_learner_chunks(course, columns, chunk_size):
-        lines = []
+        lines: list[str] = []
         for row in chunk:
             cells: list[str | int | float] = [csv_safe(row.username), round(row.score, 4)]
             for result in row.results:
@@ -242,7 +251,11 @@ def stream_gradebook_csv(course: Course, chunk_size: int = CHUNK_SIZE) -> Iterat
                           result.timing.value if result.timing else "", result.deadlines.due_at.astimezone(zone).isoformat(),
                           result.attempts, result.hints]
             lines.append(writer.writerow(cells))
-        yield "".join(lines)
+        # NOTE: the next chunk is built while this generator waits at the
+        # yield: keep only this chunk's text, or two chunks are held at once.
+        text = "".join(lines)
+        del chunk, lines
+        yield text
 
 
 def counted_score(course: Course, learner: User) -> float:
