@@ -331,3 +331,24 @@ def test_learners_and_another_course_staff_are_denied(world: World, enqueued: li
     assert theirs.post(reverse("courses:similarity", args=[world.other_course.slug, other_assignment.pk]),
                        {"rung": world.rung.pk, "threshold": "0.6"}).status_code == 400
     assert SimilarityReport.objects.count() == 1 and enqueued == []
+
+
+# --- On a real worker --------------------------------------------------------------------------
+
+
+@pytest.mark.worker
+@pytest.mark.redis
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_finds_the_task_by_name_and_builds_the_report(worker: Any, world: World) -> None:
+    import time
+
+    anna = submit(world, "anna", solution(BODY_A))
+    ben = submit(world, "ben", solution(BODY_A_RENAMED))
+    report = similarity.request_similarity_report(world.assignment, world.rung, world.users["teacher"])
+    deadline = time.monotonic() + 60
+    while report.state in (ReportState.QUEUED, ReportState.RUNNING) and time.monotonic() < deadline:
+        time.sleep(0.3)
+        report.refresh_from_db()
+    assert report.state == ReportState.DONE, (report.state, report.error, worker.log()[-2000:])
+    assert [(pair["a"], pair["b"]) for pair in report.pairs] == [(anna.pk, ben.pk)]
