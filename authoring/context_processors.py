@@ -6,9 +6,9 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from core.roles import is_instructor
+from .content_roles import may_open_authoring
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:
-    # Lazy: the group lookup runs only on pages that render the link.
-    return {"can_author": lambda: is_instructor(request.user)}
+    # Lazy: the lookups run only on pages that render the link.
+    return {"can_author": lambda: may_open_authoring(request.user)}

@@ -10,12 +10,14 @@ from django import forms
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator, RegexValidator
 from pydantic import ValidationError
 
-from core.constants import MARKDOWN_MAX_CHARS
+from core.constants import MARKDOWN_MAX_CHARS, ContentRole
 from exercises.constants import GpuNeed, TestVisibility
 from exercises.loader import parse_yaml
 from exercises.models import Module, Rung, Track
 from exercises.schema import ENTRY_PATTERN, HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EntryDomain, EquivalentMutant, Limits, Source
+from exercises.services import external_id_taken
 
+from .messages import EXTERNAL_ID_TAKEN
 from .models import RungDraft
 
 
@@ -94,6 +96,14 @@ class ModuleForm(forms.ModelForm[Module]):
             self.fields["one_liners_text"].initial = "\n".join(self.instance.one_liners)
             sources = [{key: value for key, value in dict(source).items() if value is not None} for source in self.instance.sources]
             self.fields["sources_yaml"].initial = yaml.safe_dump(sources, sort_keys=False, allow_unicode=True, width=4096) if sources else ""
+
+    def clean_external_id(self) -> str:
+        """A catalog id names one module: "Where next" links follow it, so a second module may not take it."""
+        external_id = str(self.cleaned_data.get("external_id", "")).strip()
+        taken = external_id_taken(external_id, exclude_slug=self.instance.slug if self.instance.pk else None)
+        if taken is not None:
+            raise forms.ValidationError(EXTERNAL_ID_TAKEN.format(external_id=external_id, slug=taken))
+        return external_id
 
     def clean_sources_yaml(self) -> list[dict[str, Any]]:
         """The same checks as module.yaml's ``sources`` key (exercises.schema.Source)."""
@@ -349,3 +359,10 @@ class ImportForm(forms.Form):
 
 class RejudgeApplyForm(forms.Form):
     confirm = forms.BooleanField(required=True, label="Record the new outcomes (the old ones stay in this rejudge)")
+
+
+class ModuleRoleForm(forms.Form):
+    """Grant a content role on a module to an account, by its username."""
+
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=ContentRole.choices, initial=ContentRole.VIEWER)

@@ -13,3 +13,7 @@ CHECKS_IN_FLIGHT_FOR_INSTRUCTOR = (
     "You have {count} Check(s) running, the most one instructor may have at once ({limit}): Checks share the graders "
     "with learners' Submits. Try again in about {seconds} s."
 )
+EXTERNAL_ID_TAKEN = (
+    "The id “{external_id}” is already module “{slug}”'s: a catalog id names one module (“Where next” links follow it). "
+    "Choose another id."
+)

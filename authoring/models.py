@@ -7,9 +7,13 @@ the draft's current content.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
+from core.constants import ContentRole
 from exercises.constants import Difficulty, GpuNeed
 from exercises.models import Module, Rung, RungVersion
 from grader.models import ClaimedJob
@@ -86,3 +90,62 @@ class RungCheck(ClaimedJob):
 
     def __str__(self) -> str:
         return f"check #{self.pk} of {self.draft.slug}: {self.status} {'ok' if self.ok else ''}"
+
+
+class ModuleRole(models.Model):
+    """One user's content role on one catalog module (core.constants.ContentRole).
+
+    Granted and revoked only through authoring.content_roles (a page on the
+    module's authoring page), by an admin or an editor of the module; never by
+    an LTI launch. Each change is also a ModuleRoleEvent.
+    """
+
+    module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="content_roles")
+    # module_roles: core.roles asks through this name (core does not import authoring).
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="module_roles")
+    role = models.CharField(max_length=10, choices=ContentRole.choices)
+    granted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    granted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["module", "role", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["module", "user"], name="one_content_role_per_module_and_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.role} of {self.module_id}"
+
+
+class RoleAction(models.TextChoices):
+    GRANT = "grant", "Granted"
+    REVOKE = "revoke", "Revoked"
+    MIGRATED = "migrated", "Migrated from module ownership"
+
+
+class ModuleRoleEvent(models.Model):
+    """Who granted or revoked which content role to whom, and when: append-only.
+
+    The names are kept as text too, so the record outlives a deleted account.
+    """
+
+    module = models.ForeignKey(Module, on_delete=models.CASCADE, related_name="+")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    actor_name = models.CharField(max_length=150, blank=True)
+    subject = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    subject_name = models.CharField(max_length=150)
+    role = models.CharField(max_length=10, choices=ContentRole.choices)
+    action = models.CharField(max_length=10, choices=RoleAction.choices)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name or 'migration'} {self.action} {self.role} to {self.subject_name}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ValueError("content role events are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("content role events are append-only")

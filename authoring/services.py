@@ -17,12 +17,9 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
-from core.roles import is_admin, is_instructor
 from core.runners import default_runner
 from core.types import User
 from core.write_guard import outside_write_transaction
@@ -47,15 +44,6 @@ log = logging.getLogger(__name__)
 
 # Seconds of a Check's time kept for storing its report after the mutants.
 CHECK_REPORT_MARGIN_S = 30
-
-
-def editable_modules(user: User | AnonymousUser) -> QuerySet[Module]:
-    """The modules ``user`` may author: every one for an admin, their own for an instructor."""
-    if is_admin(user):
-        return Module.objects.select_related("track").all()
-    if is_instructor(user) and isinstance(user, User):
-        return Module.objects.select_related("track").filter(owners=user)
-    return Module.objects.none()
 
 
 def draft_from_version(module: Module, rung: Rung) -> RungDraft:

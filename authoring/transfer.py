@@ -22,17 +22,19 @@ from typing import Any, Protocol
 import yaml
 from django.db import transaction
 
-from core.roles import is_admin
+from core.roles import can_edit_module, is_admin
 from core.types import User
 from exercises.constants import gpu_need
 from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
 from exercises.models import Module, Rung, Track
 from exercises.schema import Limits
-from exercises.services import SyncReport, store_catalog
+from exercises.services import SyncReport, content_fields, external_id_taken, store_catalog
 from sandbox.jobs import planned_tests
 
+from .content_roles import make_creator_editor
 from .exceptions import ImportRefused
+from .messages import EXTERNAL_ID_TAKEN
 from .models import RungDraft
 
 # Bounds on an uploaded zip: the catalog is text and small.
@@ -286,10 +288,14 @@ def _refuse_file_folder_clashes(files: Mapping[str, str]) -> None:
 
 
 def _check_import_allowed(catalog: list[TrackFiles], user: User) -> None:
-    """An instructor may add modules and change their own; only admins change tracks or others' modules.
-    No one imports a rung whose slug an unpublished draft holds (slugs are unique across the site)."""
+    """An instructor may add modules and change those they are editor of; only admins change tracks or others' modules.
+    No one imports a rung whose slug an unpublished draft of another module holds (slugs are unique across the site),
+    nor a module whose catalog id another module has."""
     for track_files in catalog:
         for module_files in track_files.modules:
+            taken = external_id_taken(module_files.meta.id, exclude_slug=module_files.meta.slug)
+            if taken is not None:
+                raise ImportRefused(f"{module_files.meta.slug}/module.yaml: " + EXTERNAL_ID_TAKEN.format(external_id=module_files.meta.id, slug=taken))
             for rung_files_ in module_files.rungs:
                 draft = RungDraft.objects.filter(slug=rung_files_.meta.slug, rung__isnull=True).select_related("module").first()
                 if draft is not None:
@@ -305,8 +311,8 @@ def _check_import_allowed(catalog: list[TrackFiles], user: User) -> None:
             raise ImportRefused(f"{meta.slug}/track.yaml differs from the track on the site; only admins change tracks")
         for module_files in track_files.modules:
             module = Module.objects.filter(slug=module_files.meta.slug).first()
-            if module is not None and not module.owners.filter(pk=user.pk).exists():
-                raise ImportRefused(f"module '{module.slug}' belongs to other instructors")
+            if module is not None and not can_edit_module(user, module):
+                raise ImportRefused(f"module '{module.slug}': only its editors import over it")
             for rung_files_ in module_files.rungs:
                 rung = Rung.objects.filter(slug=rung_files_.meta.slug).select_related("module").first()
                 if rung is not None and rung.module.slug != module_files.meta.slug:
@@ -317,8 +323,13 @@ def import_files(files: Mapping[str, str], user: User) -> SyncReport:
     """Load catalog files (tracks, modules, rungs) into the database.
 
     Reads and checks everything first (the catalog loader), then syncs in
-    one transaction: a changed rung gets a new published version, an
-    unchanged one nothing. New modules are owned by the importer.
+    one transaction. An admin's import publishes: a changed rung gets a new
+    published version, an unchanged one nothing. Anyone else's lands as
+    drafts (the content gate, issue 57): a new or changed rung becomes its
+    module's draft, which publishes only through a passing Check (reference
+    passes, starter fails, every wrong solution caught, the mutation gate),
+    like any edit. Module details are stored either way, as the module form
+    stores them. A new module's importer becomes its editor.
     """
     with _scratch() as root:
         write_tree(root, files)
@@ -329,11 +340,28 @@ def import_files(files: Mapping[str, str], user: User) -> SyncReport:
         if not any(track.modules for track in catalog):
             raise ImportRefused("the zip holds no module (expected <track>/track.yaml and <track>/<module>/module.yaml)")
         _check_import_allowed(catalog, user)
+        publish = is_admin(user)
         with transaction.atomic():
             before = set(Module.objects.values_list("slug", flat=True))
-            report = store_catalog(catalog)  # read above, outside the transaction
+            report = store_catalog(catalog, rungs=publish)  # read above, outside the transaction
             for track_files in catalog:
                 for module_files in track_files.modules:
+                    module = Module.objects.get(slug=module_files.meta.slug)
                     if module_files.meta.slug not in before:
-                        Module.objects.get(slug=module_files.meta.slug).owners.add(user)
+                        make_creator_editor(module, user)
+                    if not publish:
+                        _store_drafts(module, module_files.rungs, user, report)
     return report
+
+
+def _store_drafts(module: Module, rungs: list[RungFiles], user: User, report: SyncReport) -> None:
+    """Each new or changed rung of an import becomes the module's draft (replacing a draft there); nothing is published."""
+    for files in rungs:
+        report.rungs += 1
+        rung = Rung.objects.filter(module=module, slug=files.meta.slug).select_related("current_version").first()
+        current = rung.current_version if rung is not None else None
+        if current is not None and current.content_hash == files.content_hash and rung is not None and rung.order == files.order:
+            continue
+        values = {**content_fields(files), "order": files.order, "rung": rung, "base_version": current, "updated_by": user}
+        RungDraft.objects.update_or_create(module=module, slug=files.meta.slug, defaults=values)
+        report.drafts.append(files.meta.slug)

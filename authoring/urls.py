@@ -17,6 +17,7 @@ urlpatterns = [
     path("modules/<slug:slug>/export.zip", views.module_export, name="module-export"),
     path("modules/<slug:slug>/progress.csv", views.module_progress_csv, name="module-csv"),
     path("modules/<slug:slug>/dashboard", views.module_dashboard, name="module-dashboard"),
+    path("modules/<slug:slug>/roles", views.module_roles, name="module-roles"),
     path("modules/<slug:slug>/rungs/new", views.rung_create, name="rung-create"),
     path("modules/<slug:slug>/rungs/<slug:rung>/", views.rung_edit, name="rung"),
     path("modules/<slug:slug>/rungs/<slug:rung>/check", views.rung_check, name="rung-check"),

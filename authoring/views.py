@@ -1,17 +1,21 @@
-"""Authoring pages: instructors edit their modules; admins everything.
+"""Authoring pages: a module's editors change it, its viewers read it; admins everything.
 
-Every view authorises first through one helper (``_get_module_for_editor``,
-``_require_instructor`` or ``_require_admin``), then validates a form,
-calls one service and renders.
+Every view authorises first, on the object, through one helper
+(``_get_module``/``_get_draft`` with the capability of authoring.content_roles
+it needs, ``_require`` or ``_require_admin``), then validates a form, calls
+one service and renders. A viewer's GET of an editor page is read-only; any
+change they POST is refused (403).
 """
 
 from __future__ import annotations
 
 import csv
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -29,21 +33,34 @@ from aids.models import ProblemReport
 from core.constants import MARKDOWN_MAX_CHARS
 from core.csv_cells import csv_safe
 from core.markdown import render_markdown
-from core.roles import can_edit_module, is_admin, is_instructor
-from core.types import AuthenticatedHttpRequest
+from core.roles import is_admin
+from core.types import AuthenticatedHttpRequest, User
 from exercises.models import Module, Rung
 from grader import rejudge
 from grader.constants import Status
 from grader.models import Rejudge
 
+from . import content_roles, operations, services, stats, transfer
 from . import messages as instructor_messages
-from . import operations, services, stats, transfer
+from .content_roles import (
+    RoleRefused,
+    may_create_module,
+    may_edit_content,
+    may_export,
+    may_grant,
+    may_import,
+    may_open_authoring,
+    may_publish,
+    may_read_content,
+    may_resolve_reports,
+)
 from .exceptions import AuthoringError, CheckRefused, ImportRefused, PublishRefused
 from .forms import (
     AlternativeFormSet,
     HiddenTestFormSet,
     ImportForm,
     ModuleForm,
+    ModuleRoleForm,
     NewRungForm,
     RejudgeApplyForm,
     RungDraftForm,
@@ -65,10 +82,10 @@ def _require_login(request: HttpRequest) -> None:
         raise _LoginRequired
 
 
-def _require_instructor(request: HttpRequest) -> None:
+def _require(request: HttpRequest, may: Callable[[User | AnonymousUser], bool]) -> None:
     _require_login(request)
-    if not is_instructor(request.user):
-        raise PermissionDenied("Only instructors author modules.")
+    if not may(request.user):
+        raise PermissionDenied("Only instructors and holders of a content role author modules.")
 
 
 def _require_admin(request: HttpRequest) -> None:
@@ -77,21 +94,30 @@ def _require_admin(request: HttpRequest) -> None:
         raise PermissionDenied("Only admins see this page.")
 
 
-def _get_module_for_editor(request: HttpRequest, slug: str) -> Module:
-    """The module ``slug`` if the user may author it: its owners and admins. 403 for anyone else."""
-    _require_instructor(request)
+ModuleCapability = Callable[[User | AnonymousUser, Module], bool]
+
+
+def _get_module(request: HttpRequest, slug: str, may: ModuleCapability) -> Module:
+    """The module ``slug`` if the user holds the capability ``may`` on it (authoring.content_roles). 403 for anyone else."""
+    _require_login(request)
     module = get_object_or_404(Module.objects.select_related("track"), slug=slug)
-    if not can_edit_module(request.user, module):
-        raise PermissionDenied("You do not own this module.")
+    if not may(request.user, module):
+        raise PermissionDenied("Your content role on this module does not allow this." if may_read_content(request.user, module)
+                               else "You hold no content role on this module.")
     return module
 
 
-def _get_draft_for_editor(request: HttpRequest, slug: str, rung_slug: str) -> tuple[Module, RungDraft]:
-    module = _get_module_for_editor(request, slug)
+def _get_draft(request: HttpRequest, slug: str, rung_slug: str, may: ModuleCapability) -> tuple[Module, RungDraft]:
+    module = _get_module(request, slug, may)
     draft = services.get_draft(module, rung_slug)
     if draft is None:
         raise Http404("No such rung in this module.")
     return module, draft
+
+
+def _reading_or_editing(request: HttpRequest) -> ModuleCapability:
+    """A GET reads (viewers too); anything else changes (editors)."""
+    return may_read_content if request.method in ("GET", "HEAD") else may_edit_content
 
 
 def _guarded(view: Any) -> Any:
@@ -116,20 +142,21 @@ def _guarded(view: Any) -> Any:
 @_guarded
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    _require_instructor(request)
-    modules = list(services.editable_modules(request.user).prefetch_related("rungs", "drafts"))
-    return render(request, "authoring/home.html", {"modules": modules, "import_form": ImportForm(), "is_admin": is_admin(request.user)})
+    _require(request, may_open_authoring)
+    modules = list(content_roles.modules_for(request.user).prefetch_related("rungs", "drafts"))
+    return render(request, "authoring/home.html", {"modules": modules, "import_form": ImportForm(), "is_admin": is_admin(request.user),
+                                                   "may_create": may_create_module(request.user), "may_import": may_import(request.user)})
 
 
 @_guarded
 @require_http_methods(["GET", "POST"])
 def module_create(request: HttpRequest) -> HttpResponse:
-    _require_instructor(request)
+    _require(request, may_create_module)
     form = ModuleForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         with transaction.atomic():
             module = form.save()
-            module.owners.add(request.user)  # type: ignore[arg-type]  # logged in: _require_instructor
+            content_roles.make_creator_editor(module, request.user)  # type: ignore[arg-type]  # logged in: _require
         messages.success(request, f"Module “{module.title}” created. Add its first rung.")
         return redirect("authoring:module", slug=module.slug)
     return render(request, "authoring/module_form.html", {"form": form, "module": None})
@@ -138,7 +165,7 @@ def module_create(request: HttpRequest) -> HttpResponse:
 @_guarded
 @require_http_methods(["GET", "POST"])
 def module_edit(request: HttpRequest, slug: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, _reading_or_editing(request))
     form = ModuleForm(request.POST or None, instance=module)
     if request.method == "POST" and form.is_valid():
         form.save()
@@ -150,14 +177,15 @@ def module_edit(request: HttpRequest, slug: str) -> HttpResponse:
     ladder += [{"slug": draft.slug, "order": draft.order, "version": None, "draft": draft} for draft in drafts.values()]
     ladder.sort(key=lambda row: (row["order"], row["slug"]))
     return render(request, "authoring/module_form.html", {
-        "form": form, "module": module, "ladder": ladder, "new_rung_form": NewRungForm(prefix="rung"), "owners": module.owners.all(),
+        "form": form, "module": module, "ladder": ladder, "new_rung_form": NewRungForm(prefix="rung"),
+        "roles": content_roles.roles_of(module), "can_edit": may_edit_content(request.user, module),
     })
 
 
 @_guarded
 @require_POST
 def rung_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, may_edit_content)
     form = NewRungForm(request.POST, prefix="rung")
     if not form.is_valid():
         for errors in form.errors.values():
@@ -175,7 +203,7 @@ def rung_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 @_guarded
 @require_GET
 def module_export(request: HttpRequest, slug: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, may_export)
     data = transfer.zip_files(transfer.export_module(module))
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{module.slug}.zip"'
@@ -185,7 +213,7 @@ def module_export(request: HttpRequest, slug: str) -> HttpResponse:
 @_guarded
 @require_POST
 def catalog_import(request: AuthenticatedHttpRequest) -> HttpResponse:
-    _require_instructor(request)
+    _require(request, may_import)
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, "Choose a zip file to import.")
@@ -200,14 +228,18 @@ def catalog_import(request: AuthenticatedHttpRequest) -> HttpResponse:
         messages.error(request, f"Import refused: {exc}")
         return redirect("authoring:home")
     changed = ", ".join(report.new_versions) or "none"
-    messages.success(request, f"Imported {report.modules} module(s), {report.rungs} rung(s); new versions: {changed}.")
+    if report.drafts:
+        messages.success(request, f"Imported {report.modules} module(s), {report.rungs} rung(s) as drafts; nothing is published until "
+                                  f"each passes its Check and you publish it: {', '.join(report.drafts)}.")
+    else:
+        messages.success(request, f"Imported {report.modules} module(s), {report.rungs} rung(s); new versions: {changed}.")
     return redirect("authoring:home")
 
 
 @_guarded
 @require_GET
 def module_progress_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, may_read_content)
     header, rows = stats.best_outcomes(module)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{module.slug}-progress.csv"'
@@ -221,16 +253,18 @@ def module_progress_csv(request: HttpRequest, slug: str) -> HttpResponse:
 # --- Rung drafts ----------------------------------------------------------------
 
 
-def _editor_context(module: Module, draft: RungDraft, form: RungDraftForm, hidden: Any, wrong: Any, alternatives: Any) -> dict[str, Any]:
+def _editor_context(request: HttpRequest, module: Module, draft: RungDraft, form: RungDraftForm, hidden: Any, wrong: Any,
+                    alternatives: Any) -> dict[str, Any]:
     return {"module": module, "draft": draft, "form": form, "hidden_formset": hidden, "wrong_formset": wrong, "alternative_formset": alternatives,
-            "state": services.draft_state(draft),
+            "state": services.draft_state(draft), "can_edit": may_edit_content(request.user, module),
+            "can_publish": may_publish(request.user, module),
             "preview": render_markdown(draft.instructions_md)}
 
 
 @_guarded
 @require_http_methods(["GET", "POST"])
 def rung_edit(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpResponse:
-    module, draft = _get_draft_for_editor(request, slug, rung)
+    module, draft = _get_draft(request, slug, rung, _reading_or_editing(request))
     if request.method == "POST":
         form = RungDraftForm(request.POST, instance=draft)
         hidden = HiddenTestFormSet(request.POST, prefix="hidden")
@@ -256,13 +290,13 @@ def rung_edit(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpRe
         hidden = HiddenTestFormSet(initial=hidden_initial(draft), prefix="hidden")
         wrong = WrongSolutionFormSet(initial=wrong_initial(draft), prefix="wrong")
         alternatives = AlternativeFormSet(initial=wrong_initial(draft, "alternatives"), prefix="alt")
-    return render(request, "authoring/rung_form.html", _editor_context(module, draft, form, hidden, wrong, alternatives))
+    return render(request, "authoring/rung_form.html", _editor_context(request, module, draft, form, hidden, wrong, alternatives))
 
 
 @_guarded
 @require_POST
 def rung_check(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpResponse:
-    module, draft = _get_draft_for_editor(request, slug, rung)
+    module, draft = _get_draft(request, slug, rung, may_edit_content)
     if draft.pk is None:
         draft.updated_by_id = request.user.pk
         draft.save()
@@ -291,7 +325,7 @@ def _check(request: AuthenticatedHttpRequest, module: Module, draft: RungDraft, 
 @require_GET
 def check_state(request: HttpRequest, slug: str, rung: str, pk: int) -> JsonResponse:
     """The JSON state of one Check (the editor polls it while the Check runs)."""
-    _module, draft = _get_draft_for_editor(request, slug, rung)
+    _module, draft = _get_draft(request, slug, rung, may_read_content)
     check = get_object_or_404(RungCheck, pk=pk, draft__pk=draft.pk)
     return JsonResponse({"status": check.status, "ok": check.ok, "facts": check.facts, "error": check.error, "seconds": check.seconds})
 
@@ -299,7 +333,7 @@ def check_state(request: HttpRequest, slug: str, rung: str, pk: int) -> JsonResp
 @_guarded
 @require_POST
 def rung_publish(request: AuthenticatedHttpRequest, slug: str, rung: str) -> HttpResponse:
-    module, draft = _get_draft_for_editor(request, slug, rung)
+    module, draft = _get_draft(request, slug, rung, may_publish)
     if draft.pk is None:
         messages.error(request, "Nothing to publish: the draft equals the published version.")
         return redirect("authoring:rung", slug=module.slug, rung=draft.slug)
@@ -316,7 +350,7 @@ def rung_publish(request: AuthenticatedHttpRequest, slug: str, rung: str) -> Htt
 @require_POST
 def rung_discard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
     """Drop the draft; a published rung goes back to its current version."""
-    module, draft = _get_draft_for_editor(request, slug, rung)
+    module, draft = _get_draft(request, slug, rung, may_edit_content)
     if draft.pk is not None:
         draft.delete()
         messages.success(request, "Draft discarded.")
@@ -332,7 +366,7 @@ PREVIEW_TOO_LONG = f"No preview: the text has {{chars:,}} characters, and Markdo
 @require_POST
 def markdown_preview(request: HttpRequest) -> HttpResponse:
     """The instructions as learners will see them (the same renderer)."""
-    _require_instructor(request)
+    _require(request, may_open_authoring)
     text = request.POST.get("text", "")
     if len(text) > MARKDOWN_MAX_CHARS:
         return HttpResponse(format_html("<p class=\"error\">{}</p>", PREVIEW_TOO_LONG.format(chars=len(text))), status=413)
@@ -345,7 +379,7 @@ def markdown_preview(request: HttpRequest) -> HttpResponse:
 @_guarded
 @require_GET
 def module_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, may_read_content)
     rungs = list(Rung.objects.filter(module=module, current_version__isnull=False).order_by("order", "slug"))
     return render(request, "authoring/dashboard.html", {"module": module, "rung": None, "rungs": rungs, "rows": stats.rung_table(module),
                                                          "charts": stats.charts_for(rungs),
@@ -355,7 +389,7 @@ def module_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @_guarded
 @require_GET
 def rung_dashboard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, may_read_content)
     rung_obj = get_object_or_404(Rung, module=module, slug=rung)
     return render(request, "authoring/dashboard.html", {"module": module, "rung": rung_obj, "rungs": [rung_obj], "rows": None,
                                                          "charts": stats.charts_for([rung_obj]),
@@ -366,9 +400,9 @@ def rung_dashboard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
 # --- Problem reports from learners ------------------------------------------------------
 
 
-def _get_report_for_editor(request: HttpRequest, slug: str, pk: int) -> tuple[Module, ProblemReport]:
-    """A report on one of the module's rungs, for the module's owners and admins only."""
-    module = _get_module_for_editor(request, slug)
+def _get_report(request: HttpRequest, slug: str, pk: int, may: ModuleCapability) -> tuple[Module, ProblemReport]:
+    """A report on one of the module's rungs, for those holding ``may`` on the module."""
+    module = _get_module(request, slug, may)
     report = get_object_or_404(ProblemReport.objects.select_related("learner", "rung", "submission", "resolved_by"), pk=pk, rung__module=module)
     return module, report
 
@@ -376,7 +410,7 @@ def _get_report_for_editor(request: HttpRequest, slug: str, pk: int) -> tuple[Mo
 @_guarded
 @require_GET
 def report_queue(request: HttpRequest, slug: str) -> HttpResponse:
-    module = _get_module_for_editor(request, slug)
+    module = _get_module(request, slug, may_read_content)
     status = request.GET.get("status", ReportStatus.OPEN)
     status = status if status in (*ReportStatus.values, "all") else ReportStatus.OPEN
     reports = aids_services.report_queue(module, None if status == "all" else status)
@@ -386,7 +420,7 @@ def report_queue(request: HttpRequest, slug: str) -> HttpResponse:
 @_guarded
 @require_http_methods(["GET", "POST"])
 def report_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    module, report = _get_report_for_editor(request, slug, pk)
+    module, report = _get_report(request, slug, pk, may_read_content if request.method == "GET" else may_resolve_reports)
     form = ResolveReportForm(request.POST or None, initial={"note": report.note})
     if request.method == "POST":
         try:
@@ -401,7 +435,44 @@ def report_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         except AidRefused as exc:
             messages.error(request, exc.message)
         return redirect("authoring:report", module.slug, report.pk)
-    return render(request, "authoring/report.html", {"module": module, "report": report, "form": form})
+    return render(request, "authoring/report.html", {"module": module, "report": report, "form": form,
+                                                     "can_resolve": may_resolve_reports(request.user, module)})
+
+
+# --- Content roles on a module ---------------------------------------------------------------
+
+
+@_guarded
+@require_http_methods(["GET", "POST"])
+def module_roles(request: HttpRequest, slug: str) -> HttpResponse:
+    """Who holds which content role on the module, and the record of grants; editors and admins grant and revoke here."""
+    module = _get_module(request, slug, may_read_content if request.method == "GET" else may_grant)
+    form = ModuleRoleForm(request.POST or None)
+    if request.method == "POST":
+        actor: User = request.user  # type: ignore[assignment]  # logged in: _get_module
+        try:
+            if request.POST.get("action") == "revoke":
+                user_id = request.POST.get("user", "")
+                if not (user_id.isascii() and user_id.isdigit()):
+                    raise RoleRefused("Choose a role to revoke.")
+                content_roles.revoke_role(module, actor, int(user_id))
+                messages.success(request, "Role revoked.")
+            elif form.is_valid():
+                held = content_roles.grant_role(module, actor, form.cleaned_data["username"], form.cleaned_data["role"])
+                messages.success(request, f"{held.user.get_username()} is now {held.role} of this module.")
+            else:
+                return _roles_page(request, module, form, status=400)
+        except RoleRefused as exc:
+            messages.error(request, str(exc))
+        return redirect("authoring:module-roles", slug=module.slug)
+    return _roles_page(request, module, form)
+
+
+def _roles_page(request: HttpRequest, module: Module, form: ModuleRoleForm, status: int = 200) -> HttpResponse:
+    return render(request, "authoring/roles.html", {
+        "module": module, "form": form, "roles": content_roles.roles_of(module), "events": content_roles.events_of(module),
+        "can_grant": may_grant(request.user, module),
+    }, status=status)
 
 
 # --- Review and operations (admins) --------------------------------------------------------

@@ -21,15 +21,10 @@ class TrackAdmin(admin.ModelAdmin[Track]):
 
 @admin.register(Module)
 class ModuleAdmin(admin.ModelAdmin[Module]):
-    list_display = ("title", "slug", "track", "order", "owner_names")
+    # Who may author a module: its content roles, granted on its authoring page (authoring.content_roles).
+    list_display = ("title", "slug", "external_id", "track", "order")
     list_filter = ("track",)
-    search_fields = ("slug", "title", "owners__username")
-    # Owners are the instructors who may author the module (authoring/).
-    filter_horizontal = ("owners",)
-
-    @admin.display(description="owners")
-    def owner_names(self, obj: Module) -> str:
-        return ", ".join(owner.get_username() for owner in obj.owners.all()) or "—"
+    search_fields = ("slug", "title", "external_id")
 
 
 @admin.register(Rung)

@@ -249,7 +249,19 @@ def read_catalog(root: Path) -> list[TrackFiles]:
     """Every track under ``root`` (a folder holding ``<track>/track.yaml``)."""
     if not root.is_dir():
         raise CatalogError(f"{root}: the exercises folder does not exist")
-    return [read_track(child) for child in sorted(root.iterdir()) if (child / "track.yaml").is_file()]
+    tracks = [read_track(child) for child in sorted(root.iterdir()) if (child / "track.yaml").is_file()]
+    _refuse_shared_ids(tracks)
+    return tracks
+
+
+def _refuse_shared_ids(tracks: list[TrackFiles]) -> None:
+    """A catalog id names one module ("Where next" links follow it; exercises.Module's unique constraint)."""
+    seen: dict[str, str] = {}
+    for track in tracks:
+        for module in track.modules:
+            if module.meta.id and module.meta.id in seen:
+                raise CatalogError(f"{module.path / 'module.yaml'}: key 'id': '{module.meta.id}' is already the id of module '{seen[module.meta.id]}'")
+            seen[module.meta.id] = module.meta.slug
 
 
 def check_in_app_sources(tracks: list[TrackFiles]) -> None:

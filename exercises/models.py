@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import models
 
 from .constants import Difficulty, GpuNeed
@@ -45,12 +44,12 @@ class Module(models.Model):
     sources = models.JSONField(default=list, blank=True)
     next_module_slug = models.SlugField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)
-    # Instructors who may author this module's rungs and see its dashboards
-    # (authoring/); staff may do so for every module.
-    owners = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="owned_modules")
+    # Who may author the module: authoring.ModuleRole (editors and viewers); admins may for every module.
 
     class Meta:
         ordering = ["track__order", "order", "slug"]
+        # A catalog id names one module: "Where next" links follow it (frontend.services).
+        constraints = [models.UniqueConstraint(fields=["external_id"], condition=~models.Q(external_id=""), name="module_external_id_unique")]
 
     def __str__(self) -> str:
         return self.title

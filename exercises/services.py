@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -20,10 +21,26 @@ class SyncReport:
     rungs: int = 0
     new_versions: list[str] = field(default_factory=list)
     changed_modules: list[str] = field(default_factory=list)
+    # Rungs stored as drafts to Check and publish (authoring's import for non-admins), not as versions.
+    drafts: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return bool(self.new_versions or self.changed_modules)
+
+
+def external_id_taken(external_id: str, *, exclude_slug: str | None = None) -> str | None:
+    """The slug of the module that already has the catalog id ``external_id`` (other than ``exclude_slug``), or None.
+
+    A catalog id names one module (a conditional unique constraint): "Where next" links follow it.
+    """
+    if not external_id:
+        return None
+    taken = Module.objects.filter(external_id=external_id)
+    if exclude_slug is not None:
+        taken = taken.exclude(slug=exclude_slug)
+    slug: str | None = taken.values_list("slug", flat=True).first()
+    return slug
 
 
 def _sync_track(files: TrackFiles) -> Track:
@@ -66,6 +83,30 @@ def _sync_module(track: Track, files: ModuleFiles, report: SyncReport) -> Module
     return module
 
 
+def content_fields(files: RungFiles) -> dict[str, Any]:
+    """A rung's content as RungVersion's fields (authoring's RungDraft has the same names), from its files."""
+    meta = files.meta
+    return {
+        "title": meta.title,
+        "summary": meta.summary,
+        "minutes": meta.minutes,
+        "difficulty": meta.difficulty,
+        "instructions_md": files.instructions,
+        "starter_code": files.starter,
+        "reference_code": files.reference,
+        "visible_tests": files.visible_tests,
+        "hidden_tests": files.hidden_tests,
+        "hidden_test_meta": {name: test.model_dump(mode="json") for name, test in meta.hidden_tests.items()},
+        "wrong_solutions": {name: {"description": meta.wrong_solutions[name], "code": code} for name, code in files.wrong_solutions.items()},
+        "limits": meta.limits.model_dump(mode="json"),
+        "gpu": meta.gpu,
+        "equivalent_mutants": [mutant.model_dump(mode="json") for mutant in meta.equivalent_mutants],
+        "hints": list(meta.hints),
+        "alternatives": {name: {"description": meta.alternatives[name], "code": code} for name, code in files.alternatives.items()},
+        "domain": domain_data(meta),
+    }
+
+
 def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
     """Make ``files`` the rung's current version; None when nothing changed.
 
@@ -77,31 +118,7 @@ def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
     if current is not None and current.content_hash == digest:
         return None
     number = (rung.versions.aggregate(top=Max("number"))["top"] or 0) + 1
-    meta = files.meta
-    version = RungVersion.objects.create(
-        rung=rung,
-        number=number,
-        content_hash=digest,
-        title=meta.title,
-        summary=meta.summary,
-        minutes=meta.minutes,
-        difficulty=meta.difficulty,
-        instructions_md=files.instructions,
-        starter_code=files.starter,
-        reference_code=files.reference,
-        visible_tests=files.visible_tests,
-        hidden_tests=files.hidden_tests,
-        hidden_test_meta={name: test.model_dump(mode="json") for name, test in meta.hidden_tests.items()},
-        wrong_solutions={
-            name: {"description": meta.wrong_solutions[name], "code": code} for name, code in files.wrong_solutions.items()
-        },
-        limits=meta.limits.model_dump(mode="json"),
-        gpu=meta.gpu,
-        equivalent_mutants=[mutant.model_dump(mode="json") for mutant in meta.equivalent_mutants],
-        hints=list(meta.hints),
-        alternatives={name: {"description": meta.alternatives[name], "code": code} for name, code in files.alternatives.items()},
-        domain=domain_data(meta),
-    )
+    version = RungVersion.objects.create(rung=rung, number=number, content_hash=digest, **content_fields(files))
     rung.current_version = version
     rung.save(update_fields=["current_version"])
     return version
@@ -117,8 +134,12 @@ def sync_catalog(root: Path) -> SyncReport:
 
 
 @transaction.atomic
-def store_catalog(catalog: list[TrackFiles]) -> SyncReport:
-    """Write a catalog already read (``read_catalog``): the transaction only writes (core.write_guard)."""
+def store_catalog(catalog: list[TrackFiles], *, rungs: bool = True) -> SyncReport:
+    """Write a catalog already read (``read_catalog``): the transaction only writes (core.write_guard).
+
+    With ``rungs=False`` only tracks and modules are written: the caller
+    stores the rungs otherwise (authoring's import, as drafts).
+    """
     report = SyncReport()
     for track_files in catalog:
         track = _sync_track(track_files)
@@ -126,7 +147,7 @@ def store_catalog(catalog: list[TrackFiles]) -> SyncReport:
         for module_files in track_files.modules:
             module = _sync_module(track, module_files, report)
             report.modules += 1
-            for rung_files in module_files.rungs:
+            for rung_files in module_files.rungs if rungs else ():
                 placement = {"module": module, "order": rung_files.order, "senior": rung_files.meta.senior}
                 rung, _ = Rung.objects.get_or_create(slug=rung_files.meta.slug, defaults=placement)
                 if rung.module_id != module.pk or rung.order != rung_files.order or rung.senior != rung_files.meta.senior:

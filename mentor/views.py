@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
-from core.roles import can_edit_module
+from core.roles import can_read_module_content
 from exercises.models import Module, Rung
 
 from . import llm, messages, services
@@ -59,9 +59,9 @@ def ask(request: HttpRequest) -> HttpResponseBase:
 @login_required
 @require_GET
 def module_questions(request: HttpRequest, slug: str) -> HttpResponse:
-    """What learners ask about a module, most common first. For the module's owners and staff."""
+    """What learners ask about a module, most common first. For the module's content roles (editors, viewers) and admins."""
     module = get_object_or_404(Module, slug=slug)
-    if not can_edit_module(request.user, module):
+    if not can_read_module_content(request.user, module):
         raise PermissionDenied
     rows = services.common_questions(module)
     return render(request, "mentor/questions.html", {"module": module, "rows": rows, "total": sum(row["count"] for row in rows)})

@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 from aids.constants import REPORT_MESSAGE_MAX_CHARS, REPORT_NOTE_MAX_CHARS
 from aids.models import ProblemReport
 from authoring import services as authoring_services
-from authoring.models import RungCheck
+from authoring.models import ModuleRole, RungCheck
 from core.constants import MARKDOWN_MAX_CHARS
 from exercises.models import Module, Rung
 from grader.constants import Kind, Outcome, Status
@@ -178,7 +178,7 @@ def _bodies(fields: dict[str, list[int]], files: set[str]) -> st.SearchStrategy[
 def objects(catalog: Any, learner: Any, instructor: Any, admin_user: Any, enqueued: list[Any], settings: Any) -> dict[str, Any]:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # logins are posted to as well
     module = Module.objects.get(slug=MODULE)
-    module.owners.add(instructor)
+    ModuleRole.objects.create(module=module, user=instructor, role="editor")
     rung = Rung.objects.select_related("current_version").get(slug=RUNG)
     assert rung.current_version is not None
     submission = Submission.objects.create(user=learner, rung=rung, rung_version=rung.current_version, kind=Kind.RUN, code="x = 1\n",

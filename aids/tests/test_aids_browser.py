@@ -9,6 +9,7 @@ import pytest
 
 from aids.constants import ReportStatus
 from aids.models import HintReveal, ProblemReport
+from authoring.models import ModuleRole
 from exercises.models import Module
 from mentor.tests.test_ask_box_browser import browser  # noqa: F401  (the shared Chromium fixture)
 from tests.browser.login import signed_in_context
@@ -54,7 +55,7 @@ def test_hints_are_revealed_and_a_report_is_filed_resolved_and_read(
     assert report.learner == learner and "def kv_cache_bytes" in report.code  # the editor's code went along
     assert page.errors == []
 
-    Module.objects.get(slug="inference-and-serving").owners.add(instructor)
+    ModuleRole.objects.create(module=Module.objects.get(slug="inference-and-serving"), user=instructor, role="editor")
     instructor_page = _page_as(instructor, live_server, browser)
     instructor_page.goto(f"{live_server.url}/author/modules/inference-and-serving/reports/")
     instructor_page.click(f"a[href='/author/modules/inference-and-serving/reports/{report.pk}/'] >> nth=0")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from authoring import services, transfer
-from authoring.models import RungCheck, RungDraft
+from authoring.models import ModuleRole, RungCheck, RungDraft
 from exercises.models import Module, Rung, RungVersion, Track
 from grader import lifecycle
 
@@ -52,7 +52,7 @@ def test_an_instructor_authors_checks_and_publishes_a_rung_that_learners_then_ge
     client.force_login(instructor)
     _author(client, track, django_capture_on_commit_callbacks)
     module = Module.objects.get(slug="warm-ups")
-    assert list(module.owners.all()) == [instructor]
+    assert list(ModuleRole.objects.filter(module=module).values_list("user", "role")) == [(instructor.pk, "editor")]
     assert module.one_liners == ["a + b", "b + a"]
     draft = RungDraft.objects.get(slug="add-two")
     assert draft.starter_code == "def add(a, b):\n    raise NotImplementedError\n"  # LF, trailing newline kept
@@ -162,9 +162,16 @@ def test_a_rung_authored_in_the_views_round_trips_through_export_and_import_unch
     Track.objects.create(slug="basics", title="Basics")  # instructors import into existing tracks only
     upload = io.BytesIO(first)
     upload.name = "warm-ups.zip"
-    response = client.post("/author/import", {"archive": upload}, follow=True)
-    assert "Imported 1 module(s), 1 rung(s)" in response.content.decode()
-    assert list(Module.objects.get(slug="warm-ups").owners.all()) == [instructor]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/author/import", {"archive": upload}, follow=True)
+    assert "Imported 1 module(s), 1 rung(s) as drafts" in response.content.decode()
+    assert list(ModuleRole.objects.filter(module__slug="warm-ups").values_list("user", "role")) == [(instructor.pk, "editor")]
+    # An instructor's import publishes nothing: the rung is a draft until its Check passes and it is published.
+    assert not RungVersion.objects.exists() and not Rung.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/author/modules/warm-ups/rungs/add-two/check")
+    services.run_check(checks[-1], runner=in_process_runner)
+    client.post("/author/modules/warm-ups/rungs/add-two/publish")
     assert RungVersion.objects.get().content_hash == digest
     assert client.get("/author/modules/warm-ups/export.zip").content == first
 
@@ -172,7 +179,7 @@ def test_a_rung_authored_in_the_views_round_trips_through_export_and_import_unch
 def test_a_save_over_a_co_owners_newer_save_is_refused_once(client, instructor, other_instructor, track, django_capture_on_commit_callbacks, checks):
     client.force_login(instructor)
     _author(client, track, django_capture_on_commit_callbacks)
-    Module.objects.get(slug="warm-ups").owners.add(other_instructor)
+    ModuleRole.objects.create(module=Module.objects.get(slug="warm-ups"), user=other_instructor, role="editor")
     page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
     import re
 

@@ -133,6 +133,12 @@ def test_an_equivalent_mutant_marked_in_the_editor_counts_out_and_round_trips_th
     Track.objects.all().delete()
     Track.objects.create(slug="basics", title="Basics")
     transfer.import_files(transfer.unzip_files(exported), instructor)
+    # An instructor's import lands as a draft: its mark passes the gate again through a Check, then publishes.
+    assert RungDraft.objects.get(slug="add-two").equivalent_mutants == draft.equivalent_mutants and not RungVersion.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(EDITOR + "check")
+    services.run_check(checks[-1], runner=in_process_runner)
+    assert "Published version 1" in client.post(EDITOR + "publish", follow=True).content.decode()
     version = RungVersion.objects.get()
     assert version.equivalent_mutants == draft.equivalent_mutants and version.content_hash == digest
     assert client.get("/author/modules/warm-ups/export.zip").content == exported

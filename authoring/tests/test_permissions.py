@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from authoring import services, transfer
-from authoring.models import RungCheck, RungDraft
+from authoring.models import ModuleRole, RungCheck, RungDraft
 from exercises.models import Module, Rung, Track
 from exercises.services import publish_rung_version
 from grader.models import Rejudge
@@ -26,7 +26,7 @@ R = f"{M}/rungs/add-two"
 def world(instructor: Any, admin_user: Any) -> dict[str, Any]:
     track = Track.objects.create(slug="basics", title="Basics")
     module = Module.objects.create(track=track, slug="warm-ups", title="Warm-ups", external_id="P0.warm-ups.01")
-    module.owners.add(instructor)
+    ModuleRole.objects.create(module=module, user=instructor, role="editor")
     rung = Rung.objects.create(module=module, slug="add-two", order=1)
     draft = services.draft_from_version(module, rung)
     for name in ("instructions_md", "starter_code", "reference_code", "visible_tests", "hidden_tests"):

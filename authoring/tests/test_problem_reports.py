@@ -7,6 +7,7 @@ import pytest
 from aids import services
 from aids.constants import ReportStatus
 from aids.models import ProblemReport
+from authoring.models import ModuleRole
 from exercises.models import Module, Rung, Track
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +17,7 @@ MODULE = "inference-and-serving"
 
 @pytest.fixture
 def owner(instructor, catalog):
-    Module.objects.get(slug=MODULE).owners.add(instructor)
+    ModuleRole.objects.create(module=Module.objects.get(slug=MODULE), user=instructor, role="editor")
     return instructor
 
 
@@ -31,7 +32,7 @@ def foreign_module(other_instructor, catalog):
     """Another module, owned by another instructor."""
     track = Track.objects.get()
     module = Module.objects.create(track=track, slug="another-module", title="Another module")
-    module.owners.add(other_instructor)
+    ModuleRole.objects.create(module=module, user=other_instructor, role="editor")
     return module
 
 

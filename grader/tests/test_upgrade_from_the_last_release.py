@@ -143,6 +143,33 @@ def test_after_the_upgrade_one_job_per_learner_and_rung_is_still_enforced(releas
                                   code="print(2)\n", status="queued", channel="channel-second")
 
 
+def test_module_owners_become_editors_and_a_reused_catalog_id_is_left_to_the_first_module(release_apps):
+    """Issue 57: Module.owners goes; each owner is an editor (with a "migrated" record); a catalog id names one module."""
+    User, Track, Module = release_apps.get_model("auth", "User"), release_apps.get_model("exercises", "Track"), release_apps.get_model("exercises", "Module")
+    track = Track.objects.create(slug="llm", title="LLM")
+    first = Module.objects.create(track=track, slug="serving", title="Serving", external_id="P10.serving.01")
+    taker = Module.objects.create(track=track, slug="copycat", title="Copycat", external_id="P10.serving.01")
+    blank = Module.objects.create(track=track, slug="no-id", title="No id")
+    lena = User.objects.create(username="lena", password="not-a-real-hash")
+    omar = User.objects.create(username="omar", password="not-a-real-hash")
+    first.owners.add(lena, omar)
+    taker.owners.add(omar)
+
+    apps = _migrate(_head())
+
+    roles = apps.get_model("authoring", "ModuleRole").objects
+    assert sorted(roles.values_list("module__slug", "user__username", "role")) == [
+        ("copycat", "omar", "editor"), ("serving", "lena", "editor"), ("serving", "omar", "editor")]
+    events = apps.get_model("authoring", "ModuleRoleEvent").objects
+    assert sorted(events.values_list("module__slug", "subject_name", "role", "action", "actor_id")) == [
+        ("copycat", "omar", "editor", "migrated", None), ("serving", "lena", "editor", "migrated", None), ("serving", "omar", "editor", "migrated", None)]
+    Module = apps.get_model("exercises", "Module")
+    assert dict(Module.objects.values_list("slug", "external_id")) == {"serving": "P10.serving.01", "copycat": "", "no-id": ""}
+    assert blank.pk in Module.objects.values_list("pk", flat=True)
+    with pytest.raises(IntegrityError):
+        Module.objects.filter(slug="copycat").update(external_id="P10.serving.01")
+
+
 # The last migrations before Submission, RejudgeResult and RungCheck shared grader.models.ClaimedJob (issue 56).
 BEFORE_CLAIMED_JOB = [("grader", "0008_submission_machine"), ("authoring", "0006_rungdraft_alternatives_domain")]
 CLAIM = {"status": "running", "claimed_by": "worker@a#1f2e3d", "attempts": 2}

@@ -29,11 +29,12 @@ WRONG = {
 
 @pytest.fixture
 def owned_module(catalog: Any, instructor: Any) -> Any:
+    from authoring.models import ModuleRole
     from exercises.models import Module, Track
 
     module = Module.objects.create(track=Track.objects.get(slug="llm-systems-frontier"), slug="warm-ups", external_id="P0.warm-ups.01",
                                    title="Warm-ups", order=9)
-    module.owners.add(instructor)
+    ModuleRole.objects.create(module=module, user=instructor, role="editor")
     return module
 
 
