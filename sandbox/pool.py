@@ -130,14 +130,17 @@ class Launched:
         return False
 
     def discard(self) -> None:
+        """Close the attach socket and remove the container; a container already gone is fine, any other failure is logged."""
         try:
             self.sock.close()
         except OSError:
             pass
         try:
             self.container.remove(force=True)
-        except docker.errors.DockerException:
+        except docker.errors.NotFound:
             pass
+        except docker.errors.DockerException as exc:
+            log.warning("could not remove sandbox container %s: %s", str(self.container.id)[:12], exc)
 
 
 def launch(client: docker.DockerClient, options: dict[str, Any], max_jobs: int = 1) -> Launched:

@@ -246,16 +246,7 @@ class SandboxRunner:
             assert self.pool is not None
             self.pool.give_back(launched, reusable=True)
             return
-        try:
-            launched.sock.close()
-        except OSError:
-            pass
-        try:
-            launched.container.remove(force=True)
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.DockerException as exc:
-            log.warning("could not remove sandbox container %s: %s", str(launched.container.id)[:12], exc)
+        launched.discard()
         if pooled:
             assert self.pool is not None
             self.pool.give_back(launched, reusable=False)
