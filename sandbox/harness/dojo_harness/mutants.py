@@ -42,6 +42,7 @@ import sys
 import threading
 import time
 from collections.abc import Generator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -88,17 +89,18 @@ class CalibrationFailed(Exception):
     """The reference fails its own tests in this batch: no mutant can be judged by them."""
 
 
+# eq=False: pytest registers the plugin by identity (a hashable object).
+@dataclass(eq=False)
 class _PerTest:
     """A pytest plugin: each test gets the wall deadline and, with a process per test, its own CPU limit; times each test."""
 
-    def __init__(self, plugin: HarnessPlugin, source: str, limits: dict[str, float], walls: dict[str, float], default_s: float, fresh: bool) -> None:
-        self.plugin = plugin
-        self.source = source
-        self.limits = limits
-        self.walls = walls
-        self.default_s = default_s
-        self.fresh = fresh
-        self.durations: dict[str, float] = {}
+    plugin: HarnessPlugin
+    source: str
+    limits: dict[str, float]
+    walls: dict[str, float]
+    default_s: float
+    fresh: bool
+    durations: dict[str, float] = field(default_factory=dict)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
