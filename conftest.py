@@ -233,21 +233,33 @@ def _worker_env(database: dict[str, Any], redis_url: str, sandbox_image: str) ->
     }
 
 
+class _Workers:
+    """The worker processes one factory made; ``stop_all`` stops them and removes their files."""
+
+    def __init__(self) -> None:
+        self.made: list[WorkerProcess] = []
+
+    def keep(self, worker: WorkerProcess) -> WorkerProcess:
+        self.made.append(worker)
+        return worker
+
+    def stop_all(self) -> None:
+        for worker in self.made:
+            worker.stop()
+            worker.remove_files()
+
+
 @pytest.fixture
 def worker_factory(transactional_db: Any, redis_url: str, sandbox_image: str, settings: Any) -> Iterator[Any]:
     """Makes real Celery worker processes against the test database; stops them after."""
     env = _worker_env(settings.DATABASES["default"], redis_url, sandbox_image)
-    made: list[WorkerProcess] = []
+    workers = _Workers()
 
     def make(name: str = "worker@test", beat: bool = False, queues: str = "run,submit,maintenance") -> WorkerProcess:
-        worker = WorkerProcess(env, name, beat, queues)
-        made.append(worker)
-        return worker
+        return workers.keep(WorkerProcess(env, name, beat, queues))
 
     yield make
-    for worker in made:
-        worker.stop()
-        worker.remove_files()
+    workers.stop_all()
 
 
 @pytest.fixture(scope="module")
@@ -258,17 +270,13 @@ def module_worker_factory(django_db_setup: Any, redis_url: str, sandbox_image: s
     from django.conf import settings
 
     env = _worker_env(settings.DATABASES["default"], redis_url, sandbox_image)
-    made: list[WorkerProcess] = []
+    workers = _Workers()
 
     def make(name: str = "worker@module", **extra_env: str) -> WorkerProcess:
-        worker = WorkerProcess(env, name, beat=False).start(True, **extra_env)
-        made.append(worker)
-        return worker
+        return workers.keep(WorkerProcess(env, name, beat=False).start(True, **extra_env))
 
     yield make
-    for worker in made:
-        worker.stop()
-        worker.remove_files()
+    workers.stop_all()
 
 
 @pytest.fixture
