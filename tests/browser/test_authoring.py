@@ -41,14 +41,20 @@ DOMAIN = "add:\n  args:\n    a: {type: int}\n    b: {type: int}\n"
 INSTRUCTIONS = "# Add two numbers\n\nWrite `add(a, b)` returning $a + b$ for any integers, negative ones included:\n\n$$\\operatorname{add}(a, b) = a + b$$\n"
 
 
+def fill_solution_rows(page: Any, prefix: str, solutions: dict[str, tuple[str, str]]) -> None:
+    """Solutions in the editor's rows of ``prefix`` ("wrong", "alt"): name, description, code,
+    as an author types them (the first row is there; "#add-<prefix>" adds the others)."""
+    for index, (name, (description, code)) in enumerate(solutions.items()):
+        if index:
+            page.click(f"#add-{prefix}")
+        page.fill(f"input[name='{prefix}-{index}-name']", name)
+        page.fill(f"input[name='{prefix}-{index}-description']", description)
+        page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", [f"{prefix}-{index}-code", code])
+
+
 def fill_alternatives_and_domain(page: Any) -> None:
     """Two alternatives in the editor's rows and the domain's YAML, as an author types them."""
-    for index, (name, (description, code)) in enumerate(ALTERNATIVES.items()):
-        if index:
-            page.click("#add-alt")
-        page.fill(f"input[name='alt-{index}-name']", name)
-        page.fill(f"input[name='alt-{index}-description']", description)
-        page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", [f"alt-{index}-code", code])
+    fill_solution_rows(page, "alt", ALTERNATIVES)
     page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", ["domain_yaml", DOMAIN])
 
 
@@ -112,12 +118,7 @@ def test_an_instructor_authors_checks_and_publishes_a_rung_and_a_learner_solves_
     page.locator("#hidden-rows input[name$='-description']").nth(0).fill("Two negative numbers.")
     page.locator("#hidden-rows input[name$='-description']").nth(1).fill("Zero on one side.")
     page.locator("#hidden-rows select").nth(1).select_option("after_solve")
-    for index, (name, (description, code)) in enumerate(WRONG.items()):
-        if index:
-            page.click("#add-wrong")
-        page.fill(f"input[name='wrong-{index}-name']", name)
-        page.fill(f"input[name='wrong-{index}-description']", description)
-        page.evaluate("([field, text]) => window.dojoAuthoring.setValue(field, text)", [f"wrong-{index}-code", code])
+    fill_solution_rows(page, "wrong", WRONG)
     fill_alternatives_and_domain(page)
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(SHOTS / "rung-editor-1400x900.png"))
