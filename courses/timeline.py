@@ -33,7 +33,8 @@ TIMELINE_PAGE = 50
 # Older pages cost more (each source is read from its newest row), so they end here.
 TIMELINE_LAST_PAGE = 20
 # A diff is shown for code up to this many lines a side, and cut after this many lines of its own.
-DIFF_MAX_INPUT_LINES = 1500
+# difflib's worst case at 600 lines a side is tens of ms: a page of 50 such attempts stays under a second.
+DIFF_MAX_INPUT_LINES = 600
 DIFF_MAX_LINES = 300
 # Questions and reports are long texts: the timeline shows their start.
 EXCERPT_CHARS = 300

@@ -110,3 +110,12 @@ def test_a_learner_sees_only_feedback_on_their_own_submissions(world, submission
     theirs = client_for(world, "learner_a2").get("/rungs/ta-1/").content.decode()
     assert "Only for learner_a." not in theirs and 'id="feedback-' not in theirs
     assert not Notification.objects.filter(user=world.users["learner_a2"]).exists()
+
+
+def test_the_service_refuses_nul_and_a_line_past_the_end_whoever_calls_it(world, submission):
+    from courses.feedback import FeedbackRefused, add_feedback
+
+    for body, line in (("a\x00b", None), ("fine", 3), ("fine", 0)):
+        with pytest.raises(FeedbackRefused):
+            add_feedback(course=world.course_a, submission=submission, author=world.users["teacher_a"], body=body, line=line)
+    assert not Feedback.objects.exists() and not Notification.objects.exists()
