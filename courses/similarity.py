@@ -305,11 +305,14 @@ class Line:
     segments: list[Segment]
 
 
-def marked_lines(code: str, ranges: list[list[int]]) -> list[Line]:
+def marked_lines(code: str, ranges: list[list[int]], starter: str = "") -> list[Line]:
     """``code`` line by line, cut into segments marked where they fall in ``ranges``.
 
+    A line that is also a line of ``starter`` is never marked: a matched
+    run of fingerprints may begin in the starter code it continues.
     The text stays text: the template escapes it like any other value.
     """
+    given = {line.strip() for line in starter.split("\n")} - {""}
     marks = bytearray(len(code))
     for start, end in ranges:
         start, end = max(0, start), min(len(code), end)
@@ -318,6 +321,8 @@ def marked_lines(code: str, ranges: list[list[int]]) -> list[Line]:
     lines: list[Line] = []
     position = 0
     for number, text in enumerate(code.split("\n"), start=1):
+        if text.strip() in given:
+            marks[position : position + len(text)] = bytes(len(text))
         segments: list[Segment] = []
         run_start = 0
         for offset in range(1, len(text) + 1):
@@ -379,10 +384,10 @@ def pair_sides(report: SimilarityReport, number: int) -> tuple[PairRow, Side, Si
     if row is None:
         return None
     pair = report.pairs[number]
-    submissions = Submission.objects.select_related("user").in_bulk([row.submission_a, row.submission_b])
+    submissions = Submission.objects.select_related("user", "rung_version").in_bulk([row.submission_a, row.submission_b])
     a, b = submissions[row.submission_a], submissions[row.submission_b]
     return (
         row,
-        Side(a, row.score_a, marked_lines(a.code, pair["ranges_a"])),
-        Side(b, row.score_b, marked_lines(b.code, pair["ranges_b"])),
+        Side(a, row.score_a, marked_lines(a.code, pair["ranges_a"], a.rung_version.starter_code)),
+        Side(b, row.score_b, marked_lines(b.code, pair["ranges_b"], b.rung_version.starter_code)),
     )

@@ -296,6 +296,8 @@ def test_staff_request_a_report_and_read_the_pair_side_by_side_with_the_code_esc
     pair_page = reverse("courses:similarity-pair", args=[world.course.slug, report.pk, 0])
     body = client.get(pair_page).content.decode()
     assert "<mark>" in body and "cache.values[:, :, cache.length:end] = v" in body
+    # The starter's lines that a matched run began in stay unmarked.
+    assert "def append(cache: KVCache, k: torch.Tensor, v: torch.Tensor) -&gt; None:" in body and "<mark>cache: KVCache" not in body
     assert "<script>alert" not in body and "<img src=x" not in body and "&lt;script&gt;alert(" in body
     assert f"Submit #{anna.pk}" in body
     # A learner unenrolled since: their code is no longer shown to the course's staff.
