@@ -35,6 +35,7 @@ urlpatterns: list[URLPattern] = [
     path("<slug:slug>/assignments/<int:pk>/extensions/", views.extension_grant, name="extension-grant"),
     path("<slug:slug>/assignments/<int:pk>/extensions/<int:user_id>/remove/", views.extension_remove, name="extension-remove"),
     # Teacher tools: a learner's timeline, feedback on a submission, common mistakes per rung.
+    path("<slug:slug>/tools/", views_tools.tools, name="tools"),
     path("<slug:slug>/learners/<int:user_id>/timeline/", views_tools.timeline, name="timeline"),
     path("<slug:slug>/submissions/<int:pk>/feedback/", views_tools.submission_feedback, name="feedback"),
     path("<slug:slug>/rungs/<slug:rung_slug>/mistakes/", views_tools.mistakes, name="mistakes"),

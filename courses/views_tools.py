@@ -23,7 +23,9 @@ from exercises.models import Rung
 from grader.constants import Kind
 
 from . import feedback as feedback_service
+from .constants import CourseRole
 from .mistakes import common_mistakes
+from .models import Membership
 from .permissions import get_course_for, is_learner_of, may
 from .timeline import TIMELINE_LAST_PAGE, course_rung_ids, learner_timeline
 
@@ -47,6 +49,16 @@ def _page(request: AuthenticatedHttpRequest) -> int:
         return max(1, int(request.GET.get("page", "1")))
     except ValueError:
         return 1
+
+
+@login_required
+@require_GET
+def tools(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """The staff's way in: each learner of the course (to their timeline) and each rung (to its common mistakes)."""
+    course, _ = get_course_for(request.user, slug, "view_learner_work")
+    learners = Membership.objects.filter(course=course, role=CourseRole.LEARNER).select_related("user").order_by("user__username")
+    rungs = Rung.objects.filter(pk__in=course_rung_ids(course)).select_related("current_version", "module").order_by("module__order", "module__slug", "senior", "order", "slug")
+    return render(request, "courses/timeline_index.html", {"course": course, "learners": learners, "rungs": rungs})
 
 
 @login_required

@@ -132,3 +132,12 @@ def test_pages_are_bounded_and_the_queries_do_not_grow_with_the_events(world, mo
         learner_timeline(world.course_a, lena, page=2)
     assert len(many.captured_queries) <= len(few.captured_queries) + 1 <= 9
     assert learner_timeline(world.course_a, lena, page=timeline_module.TIMELINE_LAST_PAGE + 1).events == []
+
+
+def test_the_tools_page_lists_the_courses_learners_and_rungs_for_its_staff_only(world):
+    html = client_for(world, "ta_a").get("/courses/course-a/tools/").content.decode()
+    assert f"/courses/course-a/learners/{world.users['learner_a'].pk}/timeline/" in html
+    assert "/courses/course-a/rungs/ta-1/mistakes/" in html and "/rungs/ta-out/" not in html and "tb-1" not in html
+    assert "learner_b" not in html and "teacher_a" not in html  # only the course's learners
+    assert client_for(world, "learner_a").get("/courses/course-a/tools/").status_code == 403
+    assert client_for(world, "teacher_b").get("/courses/course-a/tools/").status_code == 404
