@@ -44,6 +44,7 @@ _BADGES = {
 
 @dataclass(frozen=True)
 class _Row:
+    learner_id: int
     username: str
     percent: int
     cells: list[SafeString]
@@ -64,7 +65,7 @@ def _cell(result: AssignmentResult, zone: zoneinfo.ZoneInfo) -> SafeString:
 
 def _rows(book: Gradebook) -> list[_Row]:
     zone = zoneinfo.ZoneInfo(book.course.time_zone)
-    return [_Row(row.username, round(row.score * 100), [_cell(result, zone) for result in row.results]) for row in book.rows]
+    return [_Row(row.learner_id, row.username, round(row.score * 100), [_cell(result, zone) for result in row.results]) for row in book.rows]
 
 
 @login_required

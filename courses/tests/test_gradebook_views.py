@@ -96,9 +96,10 @@ def test_the_page_shows_score_late_mark_attempts_and_drill_down_links(setup: Any
     assert ">late<" in page
     assert "2 att." in page
     assert reverse("courses:gradebook-rung", args=[course.slug, assignment.pk, rungs[1].slug]) in page
+    assert reverse("courses:timeline", args=[course.slug, learner.pk]) in page
 
 
-def test_the_attempts_page_marks_the_counted_pass(setup: Any, learner: Any, django_user_model: Any) -> None:
+def test_the_attempts_page_marks_the_counted_pass_and_links_each_submit(setup: Any, learner: Any, django_user_model: Any) -> None:
     course, assignment, rungs = setup
     version = rungs[0].versions.get()
     made = [Submission.objects.create(user=learner, rung=rungs[0], rung_version=version, kind=Kind.SUBMIT, code="x", status=Status.DONE,
@@ -107,7 +108,8 @@ def test_the_attempts_page_marks_the_counted_pass(setup: Any, learner: Any, djan
     page = staff(course, django_user_model, CourseRole.TEACHER, "teacher").get(url).content.decode()
     assert page.count("counted pass") == 1
     for submission in made:
-        assert f'id="submission-{submission.pk}"' in page
+        assert reverse("courses:feedback", args=[course.slug, submission.pk]) in page
+    assert reverse("courses:timeline", args=[course.slug, learner.pk]) in page
 
 
 def test_the_csv_streams_in_pieces_and_is_safe_in_a_spreadsheet(setup: Any, learner: Any, django_user_model: Any) -> None:
