@@ -53,8 +53,16 @@ def unread_count(user: User) -> int:
 
 
 def recent(user: User, limit: int = NOTIFICATIONS_SHOWN) -> list[Notification]:
-    """``user``'s newest notifications, read or not. Never anyone else's."""
-    return list(Notification.objects.filter(user=user).order_by("-created_at", "-pk")[:limit])
+    """``user``'s unread notifications, newest first, then the newest read ones, ``limit`` in all. Never anyone else's.
+
+    Unread ones come first so that every one the badge counts is shown (and
+    so marked read) in turn, however many arrived.
+    """
+    mine = Notification.objects.filter(user=user).order_by("-created_at", "-pk")
+    unread = list(mine.filter(read_at__isnull=True)[:limit])
+    if len(unread) >= limit:
+        return unread
+    return unread + list(mine.filter(read_at__isnull=False)[: limit - len(unread)])
 
 
 def mark_read(user: User, ids: Iterable[int]) -> int:

@@ -96,3 +96,14 @@ def test_the_badge_costs_one_query_and_none_for_a_visitor(lena):
     with CaptureQueriesContext(connection) as queries:
         assert template.render({}, request).strip() == ""
     assert len(queries.captured_queries) == 0
+
+
+def test_every_unread_one_is_listed_before_read_ones_however_many_came(lena):
+    from core import notifications
+
+    old_unread = _feedback(lena, 1)
+    newer = [_feedback(lena, n) for n in (2, 3, 4)]
+    mark_read(lena, [n.pk for n in newer])
+    assert [n.pk for n in notifications.recent(lena, limit=3)] == [old_unread.pk, newer[2].pk, newer[1].pk]
+    many = [_feedback(lena, n) for n in (5, 6, 7, 8)]
+    assert [n.pk for n in notifications.recent(lena, limit=3)] == [many[3].pk, many[2].pk, many[1].pk]
