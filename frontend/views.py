@@ -26,6 +26,7 @@ from core import notifications
 from core.markdown import render_markdown
 from core.sections import reference_anchor, split_sections
 from core.types import AuthenticatedHttpRequest, User, Visitor
+from courses.assignments import learner_deadlines, practice_submissions
 from exercises.models import Module, Rung, Track
 from grader import events, messages, pacing, rejudge, services
 from grader.capacity import recent_capacity
@@ -108,6 +109,8 @@ def module_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "module": module,
         "ladder": ladder,
+        # The learner's course deadlines for this module's rungs, in each course's time zone.
+        "deadlines": learner_deadlines(request.user, [rung.pk for rung in rungs]) if isinstance(request.user, User) else [],
         "next_step": frontend_services.next_step(ladder),
         "started": any(step.state != "not started" for step in ladder),
         "total_minutes": sum(step.version.minutes for step in ladder),
@@ -151,6 +154,7 @@ def rung_workspace(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
         "solved": services.has_solved(request.user, rung),
         "gpu_notice": services.gpu_notice(version),
         "next_rung": frontend_services.next_rung(rung),
+        "deadlines": learner_deadlines(request.user, [rung.pk]),
         "max_code_bytes": settings.GRADER_MAX_CODE_BYTES,
         "embed": request.GET.get("embed") == "1",
     }
@@ -186,6 +190,8 @@ def rung_history(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
         page = 1
     history = frontend_services.attempt_history(request.user, rung, page=page)
     regrades = rejudge.latest_regrades(attempt.submission.pk for attempt in history.attempts)
+    # Submits after the close of every course assignment of theirs with this rung: graded, not counted.
+    practice = practice_submissions(request.user, rung, [attempt.submission for attempt in history.attempts])
     attempts = [
         {
             "id": submission.pk,
@@ -198,6 +204,7 @@ def rung_history(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
             "passed": attempt.passed,
             "total": attempt.total,
             "regraded": _regrade_json(regrades.get(submission.pk)),
+            "practice": messages.PRACTICE_AFTER_CLOSE if submission.pk in practice else "",
             "state_url": reverse("submission-state", args=[submission.pk]),
             "events_url": reverse("submission-events", args=[submission.channel]),
         }

@@ -8,7 +8,9 @@ function attemptLabel(a) {
   const score = a.total ? " \u00b7 " + a.passed + "/" + a.total + " passed" : "";
   const outcome = (a.outcome || a.status).replace("_", " ");
   const regraded = a.regraded ? " \u00b7 regraded against v" + a.regraded.version + " (" + a.regraded.old_outcome + " \u2192 " + a.regraded.new_outcome + ")" : "";
-  return kind + " #" + a.id + " \u00b7 " + outcome + score + regraded + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
+  // A Submit after the close of the learner's course assignments: the server words it (grader.messages).
+  const practice = a.practice ? " \u00b7 " + a.practice : "";
+  return kind + " #" + a.id + " \u00b7 " + outcome + score + regraded + practice + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
 }
 
 /**
