@@ -17,7 +17,7 @@ from core.roles import is_instructor
 from core.types import User
 from courses.constants import CourseRole, LatePolicy
 from courses.demo import DEMO_ASSIGNMENT_RUNGS, DEMO_COURSE_SLUG
-from courses.models import Assignment, Course, Membership
+from courses.models import Assignment, Course, JoinLink, Membership
 from courses.permissions import course_role
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +53,7 @@ def test_running_it_again_duplicates_nothing_and_says_the_accounts_exist(catalog
     assert Course.objects.filter(slug=DEMO_COURSE_SLUG).count() == 1
     assert Assignment.objects.count() == 1
     assert Membership.objects.filter(course__slug=DEMO_COURSE_SLUG).count() == 2
+    assert JoinLink.objects.filter(course__slug=DEMO_COURSE_SLUG, revoked_at=None, expires_at=None).count() == 1
 
 
 def test_production_settings_refuse_the_demo_accounts(db: Any, settings: Any) -> None:
