@@ -106,7 +106,7 @@ def run_mutants(runner: SandboxRunner, batch: MutantBatch, *, stop_at: float | N
         if not error and not verdicts:
             error = "a sandbox container graded no mutant"
         failures = failures + 1 if error else 0
-        if failures > INFRA_RETRIES or error.startswith(("out of time", "the harness graded no mutant")):
+        if failures > INFRA_RETRIES or isinstance(error, _Final):
             run.error = error
             break
         if error:
@@ -122,6 +122,14 @@ def _chunk(pending: list[Mutant]) -> list[Mutant]:
             break
         chunk.append(mutant)
     return chunk
+
+
+class _Final(str):
+    """An error after which another container would fare no better (the
+    caller's time is out, or the harness refused the batch): the batch ends.
+    A type, so the batch never reads the error's words to decide."""
+
+    __slots__ = ()
 
 
 def _verdict(mutant_id: str, event: dict[str, Any]) -> MutantVerdict:
@@ -179,11 +187,11 @@ def _grade_in_one_container(
         finally:
             watchdog.cancel()
         if report is not None and report.get("outcome") == "infra_error":
-            return verdicts, f"the harness graded no mutant: {str(report.get('message') or '')[:1000]}", ""
+            return verdicts, _Final(f"the harness graded no mutant: {str(report.get('message') or '')[:1000]}"), ""
         if report is not None or len(verdicts) == len(chunk):
             return verdicts, "", str((report or {}).get("message") or "")[:500]
         if stop_at is not None and time.monotonic() >= stop_at:
-            return verdicts, "out of time", ""
+            return verdicts, _Final("out of time"), ""
         # No report: the container was killed in the middle of a mutant (the
         # one after the last verdict), by our clock or by the memory limit.
         try:
