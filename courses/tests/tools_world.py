@@ -22,19 +22,19 @@ from exercises.models import Module, Rung, RungVersion, Track
 from grader.constants import Kind, Status
 from grader.models import Submission, SubmissionTestResult
 
+from .setup_world import published_rung
+
 # The hidden tests' source: a page that shows it would leak it.
 HIDDEN_SOURCE_MARKER = "SECRET_HIDDEN_INPUT_4242"
 
 
 def make_rung(module: Module, slug: str, order: int = 0) -> Rung:
-    rung = Rung.objects.create(module=module, slug=slug, order=order)
-    version = RungVersion.objects.create(
-        rung=rung, number=1, content_hash=f"h-{slug}", title=f"Title of {slug}", minutes=5, difficulty="easy",
-        instructions_md="Do it.", starter_code="def f():\n    pass\n", reference_code="def f():\n    return 1\n",
-        visible_tests="", hidden_tests=f"def test_edge():\n    assert f({HIDDEN_SOURCE_MARKER})\n",
+    """setup_world's published rung, with hidden tests whose source is marked and two described hidden tests."""
+    rung = published_rung(module, slug, order)
+    RungVersion.objects.filter(rung=rung).update(
+        hidden_tests=f"def test_edge():\n    assert f({HIDDEN_SOURCE_MARKER})\n",
         hidden_test_meta={"test_edge": {"description": "Handles the empty batch."}, "test_big": {"description": "Scales to 4k tokens."}},
     )
-    Rung.objects.filter(pk=rung.pk).update(current_version=version)
     rung.refresh_from_db()
     return rung
 
