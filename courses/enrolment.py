@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from zoneinfo import ZoneInfo
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -45,6 +45,13 @@ def normalise_code(typed: str) -> str:
 
 
 def create_join_link(course: Course, by: User, expires_at: dt.datetime | None) -> JoinLink:
+    # A code drawn twice (about 1 in 1e14 per pair) is drawn again, not a 500.
+    for _ in range(2):
+        try:
+            with transaction.atomic():
+                return JoinLink.objects.create(course=course, code=new_code(), expires_at=expires_at, created_by=by)
+        except IntegrityError:
+            continue
     return JoinLink.objects.create(course=course, code=new_code(), expires_at=expires_at, created_by=by)
 
 

@@ -206,3 +206,10 @@ def test_removing_a_learner_keeps_their_submissions_and_never_removes_staff(worl
     assert "not a learner of this course" in again.content.decode()
     teacher.post(reverse("courses:learner-remove", args=["paris-101", world.users["ta"].pk]))
     assert _role(world, "ta") == CourseRole.TA
+
+
+def test_a_code_drawn_twice_is_drawn_again(world: SetupWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = _link(world)
+    draws = iter([taken.code, "FRESHCODE2"])
+    monkeypatch.setattr(enrolment, "new_code", lambda: next(draws))
+    assert enrolment.create_join_link(world.course, world.users["owner"], None).code == "FRESHCODE2"
