@@ -240,7 +240,7 @@ JOIN_DONE = "You joined {course}."
 PRACTICE_AFTER_CLOSE = "Practice — after the close, not counted."
 # A learner's deadline for an assignment, by where it stands now.
 DEADLINE_STATE = {
-    "not_open": "Opens {opens}",
+    "not_open": "Opens {opens}, due {due}",
     "open": "Due {due}",
     "late": "Past due: late work counts {percent}% until {closes}",
     "closed": "Closed on {closes}: a Submit now is practice, not counted",
