@@ -123,20 +123,23 @@ def test_a_teacher_runs_a_class_late_work_is_marked_and_feedback_reaches_the_lea
 
     # The gradebook: the assignment counts 75 % (one rung on time, one late at 0.5), marked late;
     # the rungs' pages say which pass was on time and which late.
-    teacher.goto(f"{site}/courses/llm-spring/gradebook/")
+    teacher.goto(f"{site}/courses/llm-spring/")
+    teacher.locator("#staff-tools").get_by_role("link", name="Gradebook").click()
     row = teacher.locator("#gradebook tbody tr", has_text=learner.username)
     expect(row.locator("td").nth(1)).to_contain_text("75%")
     expect(row.locator(".badge", has_text="late")).to_have_count(1)
     teacher.screenshot(path=str(SHOTS / "courses-gradebook.png"), full_page=True)
     for title, timing in (("Size the KV cache", "on time"), ("Quantization arithmetic", "late")):
-        teacher.goto(f"{site}/courses/llm-spring/gradebook/")
+        if timing == "late":
+            teacher.go_back()
         teacher.locator(f"#gradebook thead a[title='{title}']").click()
         expect(teacher.locator("#rung-learners tbody tr", has_text=learner.username).locator(".badge")).to_have_text(timing)
 
     # Drill down to the late Submit; then, from the learner's timeline (newest first), comment on its first line.
     teacher.get_by_role("link", name=learner.username).click()
     expect(teacher.locator("#attempts .badge", has_text="late")).to_have_count(1)
-    teacher.goto(f"{site}/courses/llm-spring/tools/")
+    teacher.goto(f"{site}/courses/llm-spring/")
+    teacher.locator("#staff-tools").get_by_role("link", name="Teacher tools").click()
     teacher.locator("#tool-learners").get_by_role("link", name=learner.username).click()
     teacher.screenshot(path=str(SHOTS / "courses-timeline.png"), full_page=True)
     teacher.get_by_role("link", name="Code, results and feedback").first.click()
