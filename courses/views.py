@@ -102,7 +102,9 @@ def course_create(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def course_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     course, _ = get_course_for(request.user, slug, "edit_course")
-    form = CourseForm(request.POST or None, instance=course)
+    # The form validates on a copy: a refused edit (a slug taken by another
+    # course) must not change the course the page's links are built from.
+    form = CourseForm(request.POST or None, instance=Course.objects.get(pk=course.pk))
     if request.method == "POST" and form.is_valid():
         if not course_services.update_course(course, _details(form)):
             raise Http404("No such course.")

@@ -183,3 +183,12 @@ def _days(count: int) -> Any:
     import datetime as dt
 
     return dt.timedelta(days=count)
+
+
+def test_a_refused_edit_leaves_the_page_on_the_course_itself(world: SetupWorld) -> None:
+    Course.objects.create(slug="taken", title="Taken")
+    response = world.client("owner").post(reverse("courses:edit", args=["paris-101"]), _course_form(world, slug="taken"))
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert reverse("courses:course", args=["paris-101"]) in html and reverse("courses:course", args=["taken"]) not in html
+    assert Course.objects.get(pk=world.course.pk).slug == "paris-101"
