@@ -48,6 +48,10 @@ class LiveTestRows:
         self.held: list[tuple[int, CaseResult]] = []
         self.last_write: float | None = None
         self.writes = 0
+        # Every test of the first run as reported live: the results of a job
+        # whose container was killed before it could send its report.
+        self.reported: list[CaseResult] = []
+        self.rerunning = False
 
     def on_event(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "test":
@@ -55,9 +59,12 @@ class LiveTestRows:
             case = CaseResult(name=str(data["name"]), outcome=str(data["outcome"]), duration_s=float(data.get("duration_s") or 0.0),
                               message=str(data.get("message") or ""), failure=failure if isinstance(failure := data.get("failure"), Failure) else None)
             self.held.append((self.order, case))
+            if not self.rerunning:
+                self.reported.append(case)
             if self.last_write is None or self.clock() - self.last_write >= self.every_s:
                 self.write()
         elif kind == "rerun":
+            self.rerunning = True
             self.write()
 
     def write(self) -> None:

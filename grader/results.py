@@ -105,6 +105,23 @@ def _where_it_stopped(tests: Sequence[ShownTest]) -> str:
     return "" if any(test.outcome != "skipped" for test in tests) else messages.STUCK_UNKNOWN
 
 
+# Failure codes of the test whose process the kernel killed when the memory limit hit.
+KILLED_CODES = frozenset({"learner_died", "server_died"})
+
+
+def _memory_hit_in(cases: list[CaseResult], *, kind: str, version: DescribesHiddenTests) -> tuple[list[CaseResult], str]:
+    """The test that was running when the memory limit hit, and the cases with it:
+    the one whose process was killed, else (the whole container was killed, so no
+    test reported it) the first planned test without a result, added as failed."""
+    killed = next((case.name for case in cases if case.outcome != "passed" and case.failure is not None and case.failure.code in KILLED_CODES), "")
+    if killed:
+        return cases, killed
+    seen = {case.name for case in cases}
+    planned = planned_tests(version.hidden_tests if kind == Kind.SUBMIT else version.visible_tests)
+    running = next((name for name in planned if name not in seen), "")
+    return ([*cases, CaseResult(name=running, outcome="failed", duration_s=0.0)] if running else cases), running
+
+
 def present_test(case: CaseResult, *, kind: str, version: DescribesHiddenTests, leaked: bool = False, passes_alone: bool = False) -> ShownTest:
     """One test of a Run or a Submit as the learner may see it; ``leaked``: its
     outcome depended on the tests before it (``passes_alone``: it passed on its own)."""
@@ -163,10 +180,16 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
     """Turn a sandbox result into what is stored and shown for a Run or a Submit."""
     leaks = set(result.state_leaks)
     cases = [_worded(case, loading=result.stopped == "loading") for case in result.tests]
+    # Named, and its row says so, as a timeout's is (issue 59, item 5).
+    cases, out_of_memory_in = _memory_hit_in(cases, kind=kind, version=version) if result.outcome == Outcome.MEMORY_LIMIT else (cases, "")
     alone = set(result.passes_alone)
     tests = [present_test(case, kind=kind, version=version, leaked=case.name in leaks, passes_alone=case.name in alone) for case in cases]
+    if out_of_memory_in:
+        tests = [replace(test, message=f"{test.message}\n\n{messages.TEST_HIT_MEMORY}".strip()) if test.name == out_of_memory_in else test for test in tests]
     submit = kind == Kind.SUBMIT
     message = summary_for(result, kind)
+    if out_of_memory_in:
+        message = f"{message} {messages.MEMORY_IN_TEST.format(name=out_of_memory_in)}".strip()
     if result.outcome in STOPPED_EARLY:
         if not submit and result.outcome == Outcome.TIMEOUT and result.stopped != "loading":
             message = f"{message} {_where_it_stopped(tests)}".strip()

@@ -8,6 +8,7 @@ decided by ``grader.results.present``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import secrets
@@ -245,6 +246,10 @@ def grade_submission(submission_id: int, *, runner: Runner | None = None, worker
         result = runner.run(build_job(submission), on_event=on_event)
     finally:
         cancel_watch.close()
+    if result.outcome in results.STOPPED_EARLY and not result.tests and live_rows.reported:
+        # A limit killed the container before its report: the tests it
+        # reported live are its results, not "not run" (issue 59, item 5).
+        result = dataclasses.replace(result, tests=list(live_rows.reported))
     if not lifecycle.holds(claim):
         log.info("submission %s: cancelled or reaped while it ran; its result is dropped", submission.pk)
         return None

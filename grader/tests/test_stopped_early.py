@@ -9,7 +9,8 @@ from exercises.models import Rung, RungVersion
 from grader import messages, services
 from grader.constants import Kind, Outcome
 from grader.models import Submission
-from sandbox.jobs import CaseResult, planned_tests
+from sandbox.interface import EventCallback
+from sandbox.jobs import CaseResult, Failure, Job, JobResult, planned_tests
 from sandbox.testing import FakeRunner, job_result
 
 
@@ -66,7 +67,45 @@ def test_a_submit_that_ran_out_of_memory_lists_the_hidden_tests_it_never_reached
     submission = _graded(learner, rung, Kind.SUBMIT, job_result("memory_limit", [CaseResult(name=hidden[0], outcome="passed")]))
     rows = list(submission.test_results.all())
     assert [row.name for row in rows] == hidden
-    assert all(row.hidden for row in rows) and [row.outcome for row in rows[1:]] == ["skipped"] * (len(hidden) - 1)
+    # No test reported the kill (the container itself was killed): the first one without a result was running.
+    assert all(row.hidden for row in rows) and [row.outcome for row in rows[1:]] == ["failed"] + ["skipped"] * (len(hidden) - 2)
+    assert messages.MEMORY_IN_TEST.format(name=hidden[1]) in submission.message
+
+
+def test_a_submit_stopped_by_the_memory_limit_names_the_test_and_keeps_the_others(catalog, learner, enqueued):
+    """Issue 59, item 5: the test whose process was killed is named, in the summary and on its row
+    (its author's description first), and the results before it stay as they were."""
+    rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+    version = _version(rung)
+    hidden = planned_tests(version.hidden_tests)
+    killed = CaseResult(name=hidden[1], outcome="failed", duration_s=1.5, failure=Failure(code="learner_died", signal=9))
+    submission = _graded(learner, rung, Kind.SUBMIT, job_result("memory_limit", [CaseResult(name=hidden[0], outcome="passed"), killed]))
+    assert submission.message == messages.MEMORY_IN_TEST.format(name=hidden[1])
+    rows = list(submission.test_results.all())
+    assert [(row.name, row.outcome) for row in rows[:2]] == [(hidden[0], "passed"), (hidden[1], "failed")]
+    assert rows[1].message == f"{version.hidden_description(hidden[1])}\n\n{messages.TEST_HIT_MEMORY}"
+    assert [row.outcome for row in rows[2:]] == ["skipped"] * (len(hidden) - 2)
+
+
+class _KilledAfterReporting(FakeRunner):
+    """The container was killed by the memory limit after it had reported two tests live: no report."""
+
+    def run(self, job: Job, on_event: EventCallback | None = None) -> JobResult:
+        names = planned_tests(next(iter(job.tests.values())))
+        assert on_event is not None
+        for name in names[:2]:
+            on_event("test", {"name": name, "outcome": "passed", "duration_s": 0.1, "message": ""})
+        return job_result("memory_limit", [])
+
+
+def test_a_container_killed_by_the_memory_limit_keeps_the_results_it_reported_live(catalog, learner, enqueued):
+    rung = Rung.objects.select_related("current_version").get(slug="kv-cache-size")
+    names = planned_tests(_version(rung).visible_tests)
+    submission = services.submit_solution(user=learner, rung=rung, kind=Kind.RUN, code="x = 1\n")
+    services.grade_submission(submission.pk, runner=_KilledAfterReporting())
+    submission.refresh_from_db()
+    assert [row.outcome for row in submission.test_results.all()] == ["passed", "passed", "failed"] + ["skipped"] * (len(names) - 3)
+    assert messages.MEMORY_IN_TEST.format(name=names[2]) in submission.message
 
 
 def test_a_run_gets_a_shorter_time_limit_than_a_submit(catalog, settings):
