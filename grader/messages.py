@@ -149,6 +149,17 @@ TEST_TIMED_OUT_LOADING = "The time limit ran out while your code was loading, be
 STUCK_IN_TEST = "It was stuck in {name}; the tests after it did not run."
 STUCK_UNKNOWN = "No test reported a result before the limit, so the code was stuck while loading or in the first test."
 NOT_RUN = "Not run: the job stopped before this test."
+# A job the memory limit stopped: the test that was running then (named,
+# for a Submit too: its name shows on its row), and on its row.
+MEMORY_IN_TEST = "The memory limit was hit while {name} ran; the tests after it did not run."
+TEST_HIT_MEMORY = "The memory limit was hit during this test."
+
+
+def coarse_seconds(seconds: float) -> str:
+    """A Submit's timing, rounded to whole seconds before it is stored, in the
+    words it deserves ("under 1 s", "about 2 s"), never "1.00 s"."""
+    whole = round(seconds)
+    return "under 1 s" if whole < 1 else f"about {whole} s"
 
 
 # ---- Why the learner's code failed a test or a job (sandbox.jobs.Failure: a code and facts) ----
