@@ -89,7 +89,7 @@ def recompute_progress(user_id: int, rung_id: int) -> Progress | None:
     tightened) is shown on the attempt and the module page ("regraded
     against version N"), but it never takes ``solved_at`` back, so the rung
     stays solved and the reference stays unlocked. A rejudge that now passes
-    an attempt solves the rung, dated by that attempt. Both writes are
+    an attempt solves the rung, dated when that attempt was submitted. Both writes are
     conditional UPDATEs on the row as read.
     """
     graded = Submission.objects.filter(user_id=user_id, rung_id=rung_id, kind=Kind.SUBMIT, status=Status.DONE).exclude(
@@ -101,7 +101,7 @@ def recompute_progress(user_id: int, rung_id: int) -> Progress | None:
         Progress.objects.filter(pk=progress.pk, solved_at__isnull=True).delete()
         return None
     attempts = len(outcomes)
-    first_pass = graded.filter(outcome=Outcome.PASSED).aggregate(first=Min("finished_at"))["first"]
+    first_pass = graded.filter(outcome=Outcome.PASSED).aggregate(first=Min("enqueued_at"))["first"]
     if progress.solved_at is not None:
         outcomes.append(Outcome.PASSED)  # the solve stands
     best = max(outcomes, key=lambda outcome: OUTCOME_RANK[Outcome(outcome)])

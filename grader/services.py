@@ -301,7 +301,9 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
         return False
     results.write_test_rows(submission, graded.tests)
     if submission.kind == Kind.SUBMIT and graded.outcome != Outcome.INFRA_ERROR:
-        update_progress(submission.user, submission.rung_version.rung, graded.outcome, timezone.now())
+        # Dated when the learner pressed Submit, not when a busy queue got to it:
+        # a deadline counts what the learner did by then (courses.deadlines).
+        update_progress(submission.user, submission.rung_version.rung, graded.outcome, submission.enqueued_at)
         if graded.outcome == Outcome.PASSED:
             signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     return True
