@@ -52,6 +52,8 @@ from grader.models import Rejudge, Submission
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "courses.md"
 APPS = ("courses", "authoring")
+# Pages outside those apps that issue 57 made or changed: an LMS course's roster and the notifications.
+EXTRA = ("lti:course-roster", "lti:module-roster", "notifications")
 
 # The actors, in the table's column order. Course A's owner, teacher, TA and
 # learner; a teacher of course B (which uses the same module) trying course A's
@@ -228,6 +230,12 @@ MATRIX: tuple[Endpoint, ...] = (
     Endpoint("courses:similarity-report", STAFF_A, kwargs=_course_a_with(report_id=_pk(lambda w: w.similarity_a))),
     Endpoint("courses:similarity-pair", STAFF_A, kwargs=_course_a_with(report_id=_pk(lambda w: w.similarity_a), number=lambda w: 0),
              note="two learners' code side by side"),
+    # --- the LMS course's roster (lti), and the notifications (frontend) --------------------
+    Endpoint("lti:course-roster", STAFF_A, kwargs=_course_a, note="the LMS course's members"),
+    Endpoint("lti:course-roster", STAFF_A, kwargs=_course_a, method="post", ok=frozenset({302}),
+             check=_redirects_to(lambda w: reverse("lti:course-roster", args=[w.course_a.slug])), note="fetch from the LMS"),
+    Endpoint("lti:module-roster", STAFF_A, kwargs=_module, note="a course role, never a content role"),
+    Endpoint("notifications", SIGNED_IN, note="one's own"),
     # --- authoring: content roles on module M ---------------------------------------------
     Endpoint("authoring:home", INSTRUCTORS | READERS),
     Endpoint("authoring:preview", INSTRUCTORS | READERS, method="post", data=lambda w: {"text": "# Hello"}),
@@ -345,9 +353,24 @@ def _build_world() -> World:
         similarity_a=_similar_pair(assignment_a, submission_a, submission(enrolled(course_a, "learner_a2")), users["teacher"]),
         rejudge=Rejudge.objects.create(target=Rejudge.Target.CURRENT, created_by=users["admin"]),
     )
+    _link_to_an_lms(course_a, module)
     world.extra["similarity_b"] = _similar_pair(assignment_b, submission_b, submission(enrolled(course_b, "learner_b2")), users["teacher_b"])
     _add_content_objects(world)
     return world
+
+
+def _link_to_an_lms(course: Course, module: Module) -> None:
+    """Make ``course`` an LMS course whose link opens ``module`` (as a launch would have)."""
+    from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration, LtiResourceLink
+
+    from lti.models import CourseContext, Placement
+
+    registration = LtiRegistration.objects.create(name="LMS", issuer="https://lms.example", client_id="c1", auth_url="https://lms.example/auth",
+                                                  token_url="https://lms.example/token", keyset_url="https://lms.example/jwks")
+    deployment = LtiDeployment.objects.create(registration=registration, deployment_id="d1", is_active=True)
+    context = LtiContext.objects.create(deployment=deployment, id_on_platform="ctx-a", title="LMS course A")
+    Placement.objects.create(resource_link=LtiResourceLink.objects.create(context=context, id_on_platform="link-1"), module=module)
+    CourseContext.objects.create(context=context, course=course)
 
 
 def _similar_pair(assignment: Assignment, a: Submission, b: Submission, by: User) -> SimilarityReport:
@@ -480,9 +503,10 @@ def _app_endpoints() -> dict[str, str]:
     """'app:name' -> '/route/' of every pattern of the apps the matrix covers."""
     found = {}
     for namespace, route, name in _patterns(get_resolver().url_patterns, "/", None):
-        if namespace in APPS:
+        full = f"{namespace}:{name}" if namespace else str(name)
+        if namespace in APPS or full in EXTRA:
             assert name, f"{route} has no name: the matrix cannot name it"
-            found[f"{namespace}:{name}"] = route
+            found[full] = route
     return found
 
 
