@@ -239,8 +239,9 @@ def link_revoke(request: AuthenticatedHttpRequest, slug: str, pk: int) -> HttpRe
 def join_by_code(request: HttpRequest) -> HttpResponse:
     """The "join by code" form's target: on to the join page of the code typed."""
     form = JoinCodeForm(request.GET)
-    code = enrolment.normalise_code(form.data.get("code", "")) if form.is_valid() else ""
+    code = enrolment.normalise_code(form.cleaned_data["code"]) if form.is_valid() else ""
     if not code:
+        flash.error(request, messages.JOIN_UNKNOWN)
         return redirect("courses:home")
     return redirect("courses:join", code)
 

@@ -131,6 +131,8 @@ def test_join_by_code_takes_the_code_as_typed(world: SetupWorld) -> None:
     assert response.status_code == 302 and response["Location"] == reverse("courses:join", args=[link.code])
     assert world.client("learner2").post(response["Location"]).status_code == 302
     assert _role(world, "learner2") == CourseRole.LEARNER
+    nothing = world.client("learner2").get(reverse("courses:join-by-code"), {"code": " -- "}, follow=True)
+    assert nothing.redirect_chain[-1][0] == reverse("courses:home") and messages.JOIN_UNKNOWN in nothing.content.decode()
 
 
 # ---- Roster ----
