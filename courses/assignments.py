@@ -214,9 +214,9 @@ def practice_submissions(user: User, rung: Rung, submissions: Iterable[Submissio
     """Which of ``user``'s Submits at ``rung`` came after the close of every assignment of theirs that holds it.
 
     Graded as any Submit, they count for nothing: practice. A Submit is
-    timed when it was graded (``finished_at``, as ``Progress.solved_at``),
-    or when it was sent while it is still waiting. None is practice for a
-    learner whose courses do not assign the rung.
+    timed when the learner sent it (``enqueued_at``, as ``Progress.solved_at``
+    is), not when a busy queue graded it. None is practice for a learner
+    whose courses do not assign the rung.
     """
     assignments, extensions, _ = _learner_assignments(user, [rung.pk])
     if not assignments:
@@ -226,8 +226,7 @@ def practice_submissions(user: User, rung: Rung, submissions: Iterable[Submissio
     for submission in submissions:
         if submission.kind != Kind.SUBMIT:
             continue
-        at = submission.finished_at or submission.enqueued_at
-        if all(deadlines.timing(at) is Timing.AFTER_CLOSE for deadlines in all_deadlines):
+        if all(deadlines.timing(submission.enqueued_at) is Timing.AFTER_CLOSE for deadlines in all_deadlines):
             practice.add(submission.pk)
     return practice
 

@@ -109,8 +109,10 @@ def build_setup_world() -> SetupWorld:
     return SetupWorld(course=course, modules=[first, second], rungs=rungs, users=users)
 
 
-def finished_submit(user: User, rung: Rung, at: dt.datetime, outcome: str = "passed") -> Submission:
-    """A graded Submit that finished at ``at``."""
+def finished_submit(
+    user: User, rung: Rung, at: dt.datetime, outcome: str = "passed", graded_after: dt.timedelta = dt.timedelta(seconds=2)
+) -> Submission:
+    """A Submit sent at ``at`` (the time deadlines judge) and graded ``graded_after`` later."""
     assert rung.current_version is not None
     return Submission.objects.create(
         user=user,
@@ -120,6 +122,6 @@ def finished_submit(user: User, rung: Rung, at: dt.datetime, outcome: str = "pas
         code="def f():\n    return 1\n",
         status=Status.DONE,
         outcome=outcome,
-        enqueued_at=at - dt.timedelta(seconds=2),
-        finished_at=at,
+        enqueued_at=at,
+        finished_at=at + graded_after,
     )

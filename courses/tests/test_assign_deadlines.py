@@ -209,6 +209,9 @@ def test_after_close_submits_are_practice_and_others_are_not(world: SetupWorld) 
     after = finished_submit(learner, rung, now - dt.timedelta(hours=1))
     submissions = [on_time, late, after]
     assert practice_submissions(learner, rung, submissions) == {after.pk}
+    # Sent before the close and graded after it (a queue at the deadline): it counts, as Progress.solved_at does.
+    rushed = finished_submit(learner, rung, now - DAY - dt.timedelta(seconds=5), graded_after=dt.timedelta(minutes=3))
+    assert practice_submissions(learner, rung, [rushed]) == set()
     # An extension moves the close for that learner only.
     Extension.objects.create(assignment=assignment, learner=learner, due_at=now + DAY)
     assert practice_submissions(learner, rung, submissions) == set()
