@@ -29,6 +29,7 @@ from core.roles import can_edit_module, can_read_module_content, is_admin, is_in
 from core.types import User
 from exercises.models import Module
 
+from . import messages
 from .exceptions import AuthoringError
 from .models import ModuleRole, ModuleRoleEvent, RoleAction
 
@@ -128,16 +129,16 @@ def make_creator_editor(module: Module, user: User) -> ModuleRole:
 def grant_role(module: Module, actor: User, username: str, role: str) -> ModuleRole:
     """Give ``username`` the content role ``role`` on ``module`` (replacing the one they hold); refused unless ``actor`` may grant."""
     if not may_grant(actor, module):
-        raise RoleRefused("Only an editor of this module or an admin grants its content roles.")
+        raise RoleRefused(messages.ROLE_GRANT_REFUSED)
     if role not in ContentRole.values:
-        raise RoleRefused(f"“{role}” is not a content role: choose editor or viewer.")
+        raise RoleRefused(messages.ROLE_UNKNOWN.format(role=role))
     subject = get_user_model().objects.filter(username=username.strip(), is_active=True).first()
     if subject is None:
-        raise RoleRefused(f"No active account is called “{username.strip()}”.")
+        raise RoleRefused(messages.ROLE_NO_ACCOUNT.format(username=username.strip()))
     with transaction.atomic():
         held = ModuleRole.objects.select_for_update().filter(module=module, user=subject).first()
         if held is not None and held.role == role:
-            raise RoleRefused(f"{subject.get_username()} is already {role} of this module.")
+            raise RoleRefused(messages.ROLE_HELD_ALREADY.format(username=subject.get_username(), role=role))
         if held is not None and held.role == ContentRole.EDITOR:
             _refuse_losing_the_last_editor(module, actor, held)
         if held is None:
@@ -145,7 +146,7 @@ def grant_role(module: Module, actor: User, username: str, role: str) -> ModuleR
         else:
             changed = ModuleRole.objects.filter(pk=held.pk, role=held.role).update(role=role, granted_by=actor, granted_at=timezone.now())
             if changed != 1:
-                raise RoleRefused("The role changed meanwhile: look again and retry.")
+                raise RoleRefused(messages.ROLE_CHANGED_MEANWHILE)
             held.refresh_from_db()
         _record(module, actor, subject, role, RoleAction.GRANT)
     return held
@@ -154,16 +155,16 @@ def grant_role(module: Module, actor: User, username: str, role: str) -> ModuleR
 def revoke_role(module: Module, actor: User, user_id: int) -> None:
     """Take away the content role ``user_id`` holds on ``module``; refused unless ``actor`` may grant."""
     if not may_grant(actor, module):
-        raise RoleRefused("Only an editor of this module or an admin revokes its content roles.")
+        raise RoleRefused(messages.ROLE_REVOKE_REFUSED)
     with transaction.atomic():
         held = ModuleRole.objects.select_for_update().filter(module=module, user_id=user_id).select_related("user").first()
         if held is None:
-            raise RoleRefused("That account holds no content role on this module.")
+            raise RoleRefused(messages.ROLE_NOT_HELD)
         if held.role == ContentRole.EDITOR:
             _refuse_losing_the_last_editor(module, actor, held)
         deleted, _ = ModuleRole.objects.filter(pk=held.pk).delete()
         if deleted != 1:
-            raise RoleRefused("The role changed meanwhile: look again and retry.")
+            raise RoleRefused(messages.ROLE_CHANGED_MEANWHILE)
         _record(module, actor, held.user, held.role, RoleAction.REVOKE)
 
 
@@ -172,4 +173,4 @@ def _refuse_losing_the_last_editor(module: Module, actor: User, held: ModuleRole
     if is_admin(actor):
         return
     if not ModuleRole.objects.filter(module=module, role=ContentRole.EDITOR).exclude(pk=held.pk).exists():
-        raise RoleRefused("This is the module's last editor: make someone else editor first.")
+        raise RoleRefused(messages.ROLE_LAST_EDITOR)

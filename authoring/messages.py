@@ -17,3 +17,14 @@ EXTERNAL_ID_TAKEN = (
     "The id “{external_id}” is already module “{slug}”'s: a catalog id names one module (“Where next” links follow it). "
     "Choose another id."
 )
+
+# Content roles (authoring.content_roles).
+ROLE_GRANT_REFUSED = "Only an editor of this module or an admin grants its content roles."
+ROLE_REVOKE_REFUSED = "Only an editor of this module or an admin revokes its content roles."
+ROLE_UNKNOWN = "“{role}” is not a content role: choose editor or viewer."
+ROLE_NO_ACCOUNT = "No active account is called “{username}”."
+ROLE_HELD_ALREADY = "{username} is already {role} of this module."
+ROLE_NOT_HELD = "That account holds no content role on this module."
+ROLE_CHANGED_MEANWHILE = "The role changed meanwhile: look again and retry."
+ROLE_LAST_EDITOR = "This is the module's last editor: make someone else editor first."
+ROLE_CHOOSE = "Choose a role to revoke."

@@ -454,7 +454,7 @@ def module_roles(request: HttpRequest, slug: str) -> HttpResponse:
             if request.POST.get("action") == "revoke":
                 user_id = request.POST.get("user", "")
                 if not (user_id.isascii() and user_id.isdigit()):
-                    raise RoleRefused("Choose a role to revoke.")
+                    raise RoleRefused(instructor_messages.ROLE_CHOOSE)
                 content_roles.revoke_role(module, actor, int(user_id))
                 messages.success(request, "Role revoked.")
             elif form.is_valid():
