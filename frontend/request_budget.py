@@ -23,6 +23,8 @@ from typing import Any
 from django.db import connections
 from django.http import HttpRequest, HttpResponseBase
 
+from core.metrics import REQUEST_SECONDS
+
 from .slow_requests import count_slow_request
 
 log = logging.getLogger(__name__)
@@ -72,8 +74,9 @@ class RequestBudget:
             response = self.get_response(request)
         times.wall_s, times.cpu_s = time.perf_counter() - wall, time.thread_time() - cpu
         request.request_times = times  # type: ignore[attr-defined]  # for tests and later middleware
+        view = view_name(request)
+        REQUEST_SECONDS.labels(view).observe(times.wall_s)
         if times.wall_s > SLOW_REQUEST_S:
-            view = view_name(request)
             count_slow_request(view)
             log.warning(
                 "slow request: %s %s view=%s status=%s wall=%.0fms cpu=%.0fms db=%.0fms queries=%d",

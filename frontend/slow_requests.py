@@ -1,14 +1,16 @@
 """How many requests went over the request budget, per view, in this process.
 
-``frontend.request_budget.RequestBudget`` counts them; the metrics export
-(the operations issue) reads them with ``slow_request_counts``. Each web
-worker process keeps its own count from its start.
+``frontend.request_budget.RequestBudget`` counts them, here for the
+tests (``slow_request_counts``: this process since its start) and
+in ``dojo_slow_requests_total`` for Prometheus (``core.metrics``).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+
+from core.metrics import SLOW_REQUESTS
 
 _lock = threading.Lock()
 _counts: Counter[str] = Counter()
@@ -17,6 +19,7 @@ _counts: Counter[str] = Counter()
 def count_slow_request(view: str) -> None:
     with _lock:
         _counts[view] += 1
+    SLOW_REQUESTS.labels(view).inc()
 
 
 def slow_request_counts() -> dict[str, int]:

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import metrics, views
 
 urlpatterns = [
     path("", views.catalog, name="catalog"),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("signup/", views.signup, name="signup"),
     path("notifications/", views.notification_list, name="notifications"),
     path("tracks/<slug:slug>/", views.track_detail, name="track"),

@@ -40,6 +40,7 @@ from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.metrics import REAPER_RECOVERIES
 from exercises.constants import GpuNeed, gpu_need
 
 from . import messages
@@ -294,6 +295,9 @@ def reap(now: datetime | None = None) -> ReapReport:
             if job_type.rows().filter(pk=row.pk, status=Status.QUEUED).update(enqueued_at=now):
                 report.requeued.append((job_type.label, row.pk))
                 enqueue_on_commit(job_type, row.pk, job_type.queue_of(row))
+    for action, jobs in (("requeued", report.requeued), ("reset", report.reset), ("abandoned", report.abandoned)):
+        for label, _pk in jobs:
+            REAPER_RECOVERIES.labels(label, action).inc()
     if report.requeued or report.reset or report.abandoned:
         log.warning("reaper: requeued %s, reset %s, abandoned %s", report.requeued, report.reset, report.abandoned)
     return report

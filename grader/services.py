@@ -22,6 +22,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from core.learner_lock import lock_learner
+from core.metrics import BUSY_REFUSALS
 from core.runners import default_runner
 from core.types import User
 from core.write_guard import check_outside_write_transaction
@@ -46,6 +47,7 @@ from .exceptions import (
     TooManyJobsInFlight,
 )
 from .live import LiveTestRows
+from .metrics import count_graded
 from .models import Progress, Submission
 
 __all__ = ["GraderBusy", "NothingToCancel", "RetryLater", "SubmissionInFlight", "SubmissionRejected", "SubmissionThrottled", "TooManyJobsInFlight"]
@@ -110,6 +112,7 @@ def _check_queue_room() -> None:
     capacity = measure_capacity()
     if waiting >= capacity.queue_bound():
         wait = capacity.seconds_to_grade(waiting)
+        BUSY_REFUSALS.inc()
         raise GraderBusy(messages.BUSY.format(seconds=wait), wait)
 
 
@@ -274,9 +277,11 @@ def record_results(submission: Submission, result: JobResult, claim: lifecycle.C
     fallback message, never left ``running``.
     """
     graded = results.present(result, kind=submission.kind, version=submission.rung_version)
+    counted = (str(graded.outcome), str(graded.error_code or ""))
     try:
         finished = _write_grade(submission, graded, claim)
     except Exception:
+        counted = (Outcome.INFRA_ERROR.value, ErrorCode.RECORD_FAILED)
         log.exception("submission %s: could not record its result; storing the fallback", submission.pk)
         with transaction.atomic():
             submission.test_results.all().delete()
@@ -285,6 +290,8 @@ def record_results(submission: Submission, result: JobResult, claim: lifecycle.C
                 stdout="", stderr="", timings={}, peak_memory_bytes=None, machine={},
             )
     transaction.on_commit(lambda: events.publish_changed(submission.channel))
+    if finished:
+        count_graded(submission, *counted, graded.timings)
     return finished
 
 

@@ -60,6 +60,26 @@ def _remove_old_containers(sender: Any = None, **kwargs: Any) -> None:
         log.warning("could not clean up old sandbox containers: %s", exc)
 
 
+@worker_init.connect
+def _serve_metrics(sender: Any = None, **kwargs: Any) -> None:
+    """With WORKER_METRICS_PORT, the worker serves its pool children's metrics there for Prometheus.
+
+    Its children count into the multiprocess folder (PROMETHEUS_MULTIPROC_DIR,
+    required then); this process reads that folder on each scrape.
+    """
+    if not settings.WORKER_METRICS_PORT:
+        return
+    from prometheus_client import start_http_server
+
+    from core.metrics import shared_registry
+
+    registry = shared_registry()
+    if registry is None:
+        log.error("WORKER_METRICS_PORT is set but PROMETHEUS_MULTIPROC_DIR is not: the pool children's metrics would be lost; not serving them")
+        return
+    start_http_server(settings.WORKER_METRICS_PORT, registry=registry)
+
+
 @worker_ready.connect
 def _recover_on_start(sender: Any = None, **kwargs: Any) -> None:
     """A worker that comes back re-enqueues what it was grading when it died."""

@@ -25,6 +25,7 @@ from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.exception import LtiException, LtiServiceException
 from pylti1p3.grade import Grade
 
+from core.metrics import PASSBACK_FAILURES
 from core.types import User
 from courses import gradebook
 from courses.models import Assignment, Course
@@ -176,7 +177,8 @@ def post_score(post_id: int, *, worker: str = "") -> ScorePost | None:
             log.warning("score post %s: %s; trying again", post_id, exc)
             raise RetryLater(str(exc), delay_s=settings.LTI_SCORE_RETRY_DELAY_S * 2 ** (claim.attempt - 1)) from exc
         log.error("score post %s failed for good: %s", post_id, exc)
-        lifecycle.finish(claim, outcome=ScoreOutcome.FAILED, error=str(exc))
+        if lifecycle.finish(claim, outcome=ScoreOutcome.FAILED, error=str(exc)):
+            PASSBACK_FAILURES.inc()
     else:
         lifecycle.finish(claim, outcome=ScoreOutcome.POSTED, error="")
     post.refresh_from_db()

@@ -23,6 +23,11 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
+# The web and the worker count their metrics into one folder, emptied at each start
+# (docs/operations.md, "Metrics"; /metrics answers when METRICS_TOKEN is set).
+rm -rf var/prometheus && mkdir -p var/prometheus
+export PROMETHEUS_MULTIPROC_DIR="$PWD/var/prometheus"
+
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$PWD/var/redis" --appendonly yes --save "" >var/log/redis.log 2>&1 &
 pids+=($!)
 .venv/bin/celery -A config worker -Q run,submit,gpu,maintenance -c 2 -B -s var/celerybeat-schedule -l INFO >var/log/worker.log 2>&1 &

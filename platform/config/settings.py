@@ -435,6 +435,11 @@ LTI_SCORE_RETRY_DELAY_S: int = env_int("LTI_SCORE_RETRY_DELAY_S", 10, minimum=1)
 # the sign-up form refuses names that start with it (a constant, not an option).
 LTI_USERNAME_PREFIX = "lti-"
 
+# The Prometheus endpoint /metrics answers only a bearer of this token; unset, it is a 404 (frontend/metrics.py).
+METRICS_TOKEN: str = env_str("METRICS_TOKEN", "")
+# A Celery worker serves its processes' metrics on this port (0: it does not; grader/worker_hooks.py).
+WORKER_METRICS_PORT: int = env_int("WORKER_METRICS_PORT", 0, minimum=0, maximum=65535)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
