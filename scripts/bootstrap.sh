@@ -27,8 +27,9 @@ apt_install() {
 
 # 1. System packages. Redis runs on a project-owned port; docker-compose only
 #    validates docker-compose.yml; debootstrap builds an image base offline;
-#    PostgreSQL runs the test suite (scripts/postgres.sh, a project-owned cluster).
-apt_install redis-server postgresql docker-compose debootstrap ${BOOTSTRAP_EXTRA_PACKAGES:-}
+#    PostgreSQL runs the test suite (scripts/postgres.sh, a project-owned cluster);
+#    prometheus ships promtool, which checks deploy/prometheus/alerts.yml.
+apt_install redis-server postgresql docker-compose debootstrap prometheus ${BOOTSTRAP_EXTRA_PACKAGES:-}
 
 # 2. The virtualenv, reinstalled when pyproject.toml changes.
 stamp=".venv/.pyproject-$(sha256sum pyproject.toml | cut -c1-16)"
