@@ -285,3 +285,10 @@ def test_the_import_button_says_what_an_import_does(world, editor, admin_user, c
     assert "lands as a draft" in client.get("/author/").content.decode()
     client.force_login(admin_user)
     assert "new published version at once" in client.get("/author/").content.decode()
+
+
+def test_the_admin_shows_roles_and_their_record_but_changes_them_only_through_the_roles_page(world, admin_user, client):
+    client.force_login(admin_user)
+    assert "vera" in client.get("/admin/authoring/modulerole/").content.decode()
+    assert client.get("/admin/authoring/moduleroleevent/").status_code == 200
+    assert client.get("/admin/authoring/modulerole/add/").status_code == 403
