@@ -219,6 +219,8 @@ def export_module(module: Module) -> dict[str, str]:
     for name, text in (("concept.md", module.concept_md), ("worked_example.md", module.worked_example_md), ("reference.md", module.reference_md)):
         if text:
             files[f"{base}/{name}"] = text
+    if module.explanations:
+        files[f"{base}/explanations.yaml"] = _dump_yaml({"explanations": list(module.explanations)})
     rungs = Rung.objects.filter(module=module, current_version__isnull=False).select_related("current_version").order_by("order", "slug")
     for rung in rungs:
         assert rung.current_version is not None

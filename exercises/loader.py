@@ -24,12 +24,14 @@ from core.write_guard import outside_write_transaction
 from .bounds import problems_of
 from .constants import MODULE_FILES, RUNG_FILES
 from .exceptions import CatalogError
-from .schema import ModuleMeta, RungMeta, TrackMeta
+from .schema import ExplanationsFile, ModuleMeta, RungMeta, TrackMeta
 
 M = TypeVar("M", bound=BaseModel)
 
 RUNG_DIR_PATTERN = untrusted(r"^(\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)$", max_chars=255, reads="a rung folder's name in an imported module")
 IGNORED_NAMES = {"__pycache__", ".DS_Store"}
+# Beside module.yaml, optional: the explanations the mentor answers concept questions with.
+EXPLANATIONS_FILE = "explanations.yaml"
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class ModuleFiles:
     worked_example: str
     reference: str
     rungs: list[RungFiles] = field(default_factory=list)
+    explanations: ExplanationsFile | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,7 @@ def read_module(path: Path) -> ModuleFiles:
     if meta.slug != path.name:
         raise CatalogError(f"{path / 'module.yaml'}: key 'slug': '{meta.slug}' differs from the folder name '{path.name}'")
     texts = {name: _read_text(path / name) if (path / name).exists() else "" for name in MODULE_FILES[1:]}
+    explanations = _read_yaml(path / EXPLANATIONS_FILE, ExplanationsFile) if (path / EXPLANATIONS_FILE).exists() else None
     rungs_dir = path / "rungs"
     rungs = [read_rung(child) for child in sorted(rungs_dir.iterdir()) if child.is_dir() and child.name not in IGNORED_NAMES] if rungs_dir.is_dir() else []
     slugs = [rung.meta.slug for rung in rungs]
@@ -233,6 +237,7 @@ def read_module(path: Path) -> ModuleFiles:
         worked_example=texts["worked_example.md"],
         reference=texts["reference.md"],
         rungs=rungs,
+        explanations=explanations,
     )
 
 

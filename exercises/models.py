@@ -42,6 +42,8 @@ class Module(models.Model):
     reference_md = models.TextField(blank=True)
     one_liners = models.JSONField(default=list, blank=True)
     sources = models.JSONField(default=list, blank=True)
+    # explanations.yaml's entries as written (defaults left out): the mentor's authored answers.
+    explanations = models.JSONField(default=list, blank=True)
     next_module_slug = models.SlugField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)
     # Who may author the module: authoring.ModuleRole (editors and viewers); admins may for every module.

@@ -85,6 +85,44 @@ class ModuleMeta(Strict):
     next_module: str | None = None
 
 
+# A module's authored explanations (explanations.yaml, beside module.yaml):
+# the mentor answers a concept question with one of them before any passage.
+EXPLANATIONS_MAX = 100
+EXPLANATION_MAX_CHARS = 3000
+_Phrase = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+
+
+class Explanation(Strict):
+    """One explanation: the questions it answers (in learners' words), extra search words, the answer in Markdown."""
+
+    id: str = Field(pattern=SLUG_PATTERN, max_length=80)
+    questions: list[_Phrase] = Field(min_length=1, max_length=20)
+    keywords: list[_Phrase] = Field(default_factory=list, max_length=40)
+    answer: str = Field(min_length=1, max_length=EXPLANATION_MAX_CHARS)
+    sources: list[Source] = Field(default_factory=list, max_length=10)
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_has_words(cls, answer: str) -> str:
+        if not answer.strip():
+            raise ValueError("the answer is empty")
+        return answer
+
+
+class ExplanationsFile(Strict):
+    explanations: list[Explanation] = Field(default_factory=list, max_length=EXPLANATIONS_MAX)
+
+    @field_validator("explanations")
+    @classmethod
+    def _ids_are_unique(cls, explanations: list[Explanation]) -> list[Explanation]:
+        seen: dict[str, int] = {}
+        for n, explanation in enumerate(explanations):
+            if explanation.id in seen:
+                raise ValueError(f"explanation {n} has the id '{explanation.id}' of explanation {seen[explanation.id]} (ids are unique)")
+            seen[explanation.id] = n
+        return explanations
+
+
 class Limits(Strict):
     """Per-rung sandbox limits; defaults are the safe ones."""
 

@@ -51,6 +51,13 @@ def _sync_track(files: TrackFiles) -> Track:
     return track
 
 
+def explanation_data(files: ModuleFiles) -> list[dict[str, Any]]:
+    """The module's explanations as stored (and exported): each as written, defaults left out."""
+    if files.explanations is None:
+        return []
+    return [explanation.model_dump(mode="json", exclude_defaults=True) for explanation in files.explanations.explanations]
+
+
 def _sync_module(track: Track, files: ModuleFiles, report: SyncReport) -> Module:
     meta = files.meta
     values = {
@@ -67,6 +74,7 @@ def _sync_module(track: Track, files: ModuleFiles, report: SyncReport) -> Module
         "reference_md": files.reference,
         "one_liners": list(meta.one_liners),
         "sources": [source.model_dump(mode="json") for source in meta.sources],
+        "explanations": explanation_data(files),
         "next_module_slug": meta.next_module or "",
     }
     module = Module.objects.filter(slug=meta.slug).first()
