@@ -68,14 +68,19 @@ _GPUS = [
     _learner(r"\bdp\s*(?:[=:]\s*)?(\d+)\b"),
 ]
 _STAGE = [_learner(r"\bzero[\s-]*(?:stage[\s-]*)?([0-3])\b"), _learner(r"\bstage[\s-]*([0-3])\b")]
-_PARAMETERS = _learner(r"(?<![a-z0-9.-])(\d+(?:\.\d+)?)\s*(b|billion|m|million)\b(?:\s*(?:-?parameters?|params?|model))?")
+# "7B", "7 b", "7bn", "7 billion", "1.5B", "350M", "7e9" (scientific: no space, as people type it).
+_PARAMETERS = _learner(r"(?<![a-z0-9.-])(\d+(?:\.\d+)?)(?:\s*(b|bn|billion|m|million)\b|e(\d{1,2})\b)(?:\s*(?:-?parameters?|params?|model))?")
 
 _KV_WORDS = _learner(r"\bkv\b|kv[\s-]*cache|key[\s/-]*value\s+cache")
 _ZERO_WORDS = _learner(r"\bzero\b|\bzero[\s-]*[0-3]\b|\bzero[0-3]\b|training memory|memory (?:to|for) train|fsdp")
 _WEIGHT_WORDS = _learner(r"\bweights?\b|memory (?:to|for) (?:load|hold|serve|store) the model|model memory")
 _GROUP_SCALES = _learner(r"\bgroup|\bscales?\b")
 # "How much memory does Llama-2-7B need in int4?": a size question with a precision and no other subject.
-_SIZE_WORDS = _learner(r"\bmemory\b|\bvram\b|how (?:much|big|large)|\bfits?\b|\bsize\b")
+_SIZE_WORDS = _learner(r"\bmemory\b|\bvram\b|how (?:much|big|large)|\bfits?\b|\bsize\b|\bfootprint\b")
+# "How much memory does it take to train a 7B model with Adam?", "memory to fine-tune 13B params with AdamW":
+# training (or Adam) and a size question is the training-memory calculator's, even with no "ZeRO" in it.
+_SHARDING_WORDS = _learner(r"\bzero|fsdp|shard")
+_TRAIN_WORDS = _learner(r"\b(?:pre-?)?train(?:s|ed|ing)?\b|\bfine[\s-]?tun(?:e|es|ed|ing)\b|\bfinetun(?:e|es|ed|ing)\b|\badamw?\b")
 
 
 class CalculatorKind:
@@ -131,7 +136,10 @@ def _parameters(text: str) -> int | None:
     match = _PARAMETERS.search(text)
     if not match:
         return None
-    scale = 1_000_000_000 if match.group(2) in ("b", "billion") else 1_000_000
+    if match.group(3) is not None:
+        scale = 10 ** int(match.group(3))
+    else:
+        scale = 1_000_000_000 if match.group(2) in ("b", "bn", "billion") else 1_000_000
     value = Fraction(match.group(1)) * scale
     return int(value) if value.denominator == 1 and value > 0 else None
 
@@ -141,7 +149,7 @@ def detect_kind(text: str) -> str | None:
     lowered = text.lower()
     if _KV_WORDS.search(lowered):
         return CalculatorKind.KV_CACHE
-    if _ZERO_WORDS.search(lowered):
+    if _ZERO_WORDS.search(lowered) or (_TRAIN_WORDS.search(lowered) and _SIZE_WORDS.search(lowered)):
         return CalculatorKind.ZERO
     if _WEIGHT_WORDS.search(lowered):
         return CalculatorKind.WEIGHTS
@@ -227,6 +235,10 @@ def _read_zero(text: str, request: Request) -> None:
     request.gpus = int(gpus.group(1)) if gpus else None
     if request.gpus == 0:
         request.missing.append("at least one GPU")
+    if request.gpus is None and request.stage is None and not _SHARDING_WORDS.search(text):
+        # "How much memory to train a 7B model with Adam?": one GPU holding everything, and said so.
+        request.gpus, request.stage = 1, 0
+        request.assumed.append("one GPU and no ZeRO partitioning (the question named neither a GPU count nor a stage)")
     if request.gpus is None:
         if request.stage == 0:
             request.gpus = 1
