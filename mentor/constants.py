@@ -6,7 +6,7 @@ from django.db import models
 
 # Bump when the way passages are cut or their terms are computed changes:
 # every module's index is then rebuilt on its next question.
-INDEX_VERSION = 3  # 2: HTML comments are left out, as on the page; 3: Snowball English stems
+INDEX_VERSION = 4  # 2: HTML comments are left out, as on the page; 3: Snowball English stems; 4: authored explanations
 
 QUESTION_MAX_CHARS = 1000
 # How many passages a question is answered from.
@@ -21,6 +21,9 @@ CONTEXT_CHARS_PER_PASSAGE = 4000
 BM25_K1 = 1.2
 BM25_B = 0.75
 TITLE_REPEAT = 2
+# An authored explanation is put first (it is the answer) when its score is at
+# least this share of the best passage's: a question it was written for.
+EXPLANATION_FIRST_SHARE = 0.8
 
 
 class PassageKind(models.TextChoices):
@@ -30,3 +33,4 @@ class PassageKind(models.TextChoices):
     ONE_LINER = "one_liner", "One-liner"
     SOURCES = "sources", "Go further"
     RUNG = "rung", "Rung instructions"
+    EXPLANATION = "explanation", "Explanation"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 NO_MODEL_INTRO = "Here is what the module says that comes closest to your question:"
+# After an authored explanation (the module's explanations.yaml), above the passages listed under it.
+EXPLANATION_FURTHER = "More on this in the module:"
 NO_PASSAGES = (
     "The module does not seem to cover this. Try other words, or look through the concept card "
     "and the quick reference."

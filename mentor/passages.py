@@ -34,6 +34,8 @@ class PassageDraft:
     url: str
     text: str
     rung: Rung | None = None
+    # Searched like the title but never shown: an explanation's question phrasings and keywords.
+    search_text: str = ""
 
 
 # An HTML comment: the page never shows it (the Markdown renderer and nh3 drop
@@ -67,10 +69,37 @@ def _unique(key: str, seen: set[str]) -> str:
     return candidate
 
 
+def explanation_markdown(explanation: dict[str, Any]) -> str:
+    """An authored explanation as the mentor shows it: the answer, then its sources."""
+    lines = []
+    for source in explanation.get("sources") or []:
+        authors = f", {source['authors']}" if source.get("authors") else ""
+        year = f" ({source['year']})" if source.get("year") else ""
+        title = f"[{source['title']}]({source['url']})" if source.get("url") else str(source.get("title", ""))
+        lines.append(f"{title}{authors}{year}")
+    answer = str(explanation["answer"]).strip()
+    return answer + ("\n\nSources: " + "; ".join(lines) + "." if lines else "")
+
+
+def explanation_passages(module: Module, module_url: str) -> list[PassageDraft]:
+    """The module's authored explanations (explanations.yaml), searched by the questions they were written for."""
+    return [
+        PassageDraft(
+            f"explain:{explanation['id']}",
+            PassageKind.EXPLANATION,
+            str(explanation["questions"][0]),
+            f"{module_url}#concept",
+            explanation_markdown(explanation),
+            search_text="\n".join([*explanation["questions"][1:], *explanation.get("keywords", [])]),
+        )
+        for explanation in module.explanations or []
+    ]
+
+
 def module_passages(module: Module) -> list[PassageDraft]:
     """Every passage of ``module``, in page order. Reads only learner-visible text."""
     module_url = reverse("module", args=[module.slug])
-    drafts: list[PassageDraft] = []
+    drafts: list[PassageDraft] = explanation_passages(module, module_url)
     concept = "\n\n".join(part for part in (module.summary, _shown(module.concept_md), module.why_it_matters and f"Why it matters: {module.why_it_matters}") if part)
     if concept.strip():
         drafts.append(PassageDraft("concept", PassageKind.CONCEPT, f"{module.title}: the idea", f"{module_url}#concept", concept))
@@ -131,6 +160,7 @@ def source_hash(module: Module) -> str:
         module.reference_md,
         module.one_liners,
         module.sources,
+        module.explanations,
         rungs,
     ]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

@@ -21,8 +21,10 @@ from .constants import (
     BM25_K1,
     EXCERPT_CHARS,
     EXCERPT_MAX_CHARS,
+    EXPLANATION_FIRST_SHARE,
     TITLE_REPEAT,
     TOP_K,
+    PassageKind,
 )
 from .models import ModuleIndex, Passage
 from .passages import PassageDraft, module_passages, source_hash
@@ -37,7 +39,7 @@ _SENTENCE_END = untrusted(r"[.!?](?=\s)", max_chars=MARKDOWN_MAX_CHARS, reads="a
 
 
 def _passage_terms(draft: PassageDraft) -> list[str]:
-    return terms(draft.title) * TITLE_REPEAT + terms(draft.text)
+    return (terms(draft.title) + terms(draft.search_text)) * TITLE_REPEAT + terms(draft.text)
 
 
 def _passage_rows(module: Module) -> list[Passage]:
@@ -141,6 +143,16 @@ def excerpt(text: str, weights: dict[str, float], limit: int = EXCERPT_CHARS) ->
     return result
 
 
+def _explanation_first(scored: list[tuple[float, int, Passage]]) -> None:
+    """Put the best authored explanation first when it scores near the best passage: it is the answer.
+
+    Only the best one: a second explanation, like every other passage, keeps its place by score.
+    """
+    best = next((i for i, (_, _, passage) in enumerate(scored) if passage.kind == PassageKind.EXPLANATION), None)
+    if best and scored[best][0] >= EXPLANATION_FIRST_SHARE * scored[0][0]:
+        scored.insert(0, scored.pop(best))
+
+
 def _cut_outside_spans(text: str, limit: int) -> str:
     """``text`` cut at the last sentence end before ``limit`` where no ``$`` or backtick span is open."""
     for match in reversed(list(_SENTENCE_END.finditer(text[:limit]))):
@@ -176,4 +188,9 @@ def search(module: Module, question: str, *, limit: int = TOP_K, rung: Rung | No
         if score > 0:
             scored.append((score, passage.order, passage))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return [Hit(passage, round(score, 4), excerpt(passage.text, weights)) for score, _, passage in scored[:limit]]
+    _explanation_first(scored)
+    # An explanation is short and shown whole: it is an answer, not an excerpt.
+    return [
+        Hit(passage, round(score, 4), passage.text if passage.kind == PassageKind.EXPLANATION else excerpt(passage.text, weights))
+        for score, _, passage in scored[:limit]
+    ]

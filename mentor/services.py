@@ -29,6 +29,7 @@ from . import llm, messages
 from .calculators.answer import CalculatorAnswer, calculate
 from .constants import (
     CONTEXT_CHARS_PER_PASSAGE,
+    PassageKind,
 )
 from .exceptions import ModelError, QuestionRejected
 from .models import Question
@@ -84,11 +85,28 @@ def check_rate(user: User) -> None:
         raise QuestionRejected(messages.TOO_MANY_QUESTIONS, status=429)
 
 
+def explained(hits: list[Hit]) -> bool:
+    """Whether the first hit is an authored explanation: then it is the answer, and the other hits are further reading."""
+    return bool(hits) and hits[0].passage.kind == PassageKind.EXPLANATION
+
+
+def shown_passages(hits: list[Hit]) -> list[Hit]:
+    """The passages listed under an answer: all hits but an explanation that is the answer itself."""
+    return hits[1:] if explained(hits) else hits
+
+
 def passages_answer(hits: list[Hit], calculation: CalculatorAnswer | None = None) -> str:
-    """The answer given without a model: the calculator's working, then the passages speak for themselves."""
-    if calculation is not None:
-        return calculation.markdown + ("\n\n" + messages.NO_MODEL_INTRO if hits else "")
-    return messages.NO_MODEL_INTRO if hits else messages.NO_PASSAGES
+    """The answer given without a model: the calculator's working, then an authored explanation, or the passages speak for themselves."""
+    parts = [calculation.markdown] if calculation is not None else []
+    if explained(hits):
+        parts.append(hits[0].passage.text)
+        if len(hits) > 1:
+            parts.append(messages.EXPLANATION_FURTHER)
+    elif hits:
+        parts.append(messages.NO_MODEL_INTRO)
+    elif calculation is None:
+        parts.append(messages.NO_PASSAGES)
+    return "\n\n".join(parts)
 
 
 def build_chat(module: Module, question: str, hits: list[Hit], calculation: CalculatorAnswer | None = None) -> list[dict[str, str]]:
@@ -134,7 +152,7 @@ def _prepare(user: User, module: Module, rung: Rung | None, text: str) -> tuple[
 def answer_question(*, user: User, module: Module, rung: Rung | None, text: str) -> Answer:
     """Answer ``text`` in one piece: from the model when one is configured, else from the calculator and the passages."""
     question, hits, calculation = _prepare(user, module, rung, text)
-    answer = Answer(question, hits, passages_answer(hits, calculation), False, passages=passages_json(hits), calculation=calculation)
+    answer = Answer(question, hits, passages_answer(hits, calculation), False, passages=passages_json(shown_passages(hits)), calculation=calculation)
     endpoint = llm.Endpoint.from_settings()
     if endpoint is None or not (hits or calculation):
         return answer
@@ -146,6 +164,7 @@ def answer_question(*, user: User, module: Module, rung: Rung | None, text: str)
         answer.text = exc.message
         return answer
     answer.answered_by_model = True
+    answer.passages = passages_json(hits)  # the model cites them all by number, an explanation too
     Question.objects.filter(pk=question.pk).update(answered_by_model=True)
     return answer
 
@@ -159,7 +178,8 @@ def stream_answer(*, user: User, module: Module, rung: Rung | None, text: str) -
     """
     question, hits, calculation = _prepare(user, module, rung, text)
     endpoint = llm.Endpoint.from_settings()
-    passages = passages_json(hits)
+    # The model cites every hit by number; without one, an explanation is the answer and is not listed again.
+    passages = passages_json(hits if endpoint is not None and (hits or calculation) else shown_passages(hits))
 
     def events() -> Iterator[dict[str, Any]]:
         yield {"type": "passages", "passages": passages, "calculation": calculation_json(calculation)}

@@ -54,11 +54,20 @@ def _ask(page: Any, question: str) -> None:
 def test_without_a_model_the_passages_appear_as_links(page: Any) -> None:
     from playwright.sync_api import expect
 
-    _ask(page, "What is copy-on-write in paged attention?")
+    _ask(page, "What happens to a request that generates zero output tokens?")  # no authored explanation covers it
     expect(page.locator(".mentor-text")).to_have_text(messages.NO_MODEL_INTRO)
     first = page.locator(".mentor-passages li a").first
-    expect(first).to_have_attribute("href", "/rungs/paged-attention/")
+    expect(first).to_have_attribute("href", "/rungs/continuous-batching/")
     expect(page.locator("[data-mentor-answer]")).to_have_attribute("aria-busy", "false")
+
+
+def test_without_a_model_an_authored_explanation_is_the_answer(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    _ask(page, "What is copy-on-write in paged attention?")
+    expect(page.locator(".mentor-text strong").first).to_have_text("PagedAttention")
+    expect(page.locator(".mentor-text")).to_contain_text(messages.EXPLANATION_FURTHER)
+    expect(page.locator(".mentor-passages li a").first).to_have_attribute("href", "/rungs/paged-attention/")
 
 
 def test_a_streamed_answer_is_written_into_the_page(page: Any, with_model: Any) -> None:
