@@ -18,7 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -154,11 +154,15 @@ def module_create(request: HttpRequest) -> HttpResponse:
     _require(request, may_create_module)
     form = ModuleForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            module = form.save()
-            content_roles.make_creator_editor(module, request.user)  # type: ignore[arg-type]  # logged in: _require
-        messages.success(request, f"Module “{module.title}” created. Add its first rung.")
-        return redirect("authoring:module", slug=module.slug)
+        try:
+            with transaction.atomic():
+                module = form.save()
+                content_roles.make_creator_editor(module, request.user)  # type: ignore[arg-type]  # logged in: _require
+        except IntegrityError:  # another module took the slug or the id since the form was checked
+            form.add_error(None, instructor_messages.MODULE_TAKEN_MEANWHILE)
+        else:
+            messages.success(request, f"Module “{module.title}” created. Add its first rung.")
+            return redirect("authoring:module", slug=module.slug)
     return render(request, "authoring/module_form.html", {"form": form, "module": None})
 
 
@@ -168,9 +172,14 @@ def module_edit(request: HttpRequest, slug: str) -> HttpResponse:
     module = _get_module(request, slug, _reading_or_editing(request))
     form = ModuleForm(request.POST or None, instance=module)
     if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, "Module saved.")
-        return redirect("authoring:module", slug=module.slug)
+        try:
+            with transaction.atomic():
+                form.save()
+        except IntegrityError:  # another module took the id since the form was checked
+            form.add_error(None, instructor_messages.MODULE_TAKEN_MEANWHILE)
+        else:
+            messages.success(request, "Module saved.")
+            return redirect("authoring:module", slug=module.slug)
     rungs = list(Rung.objects.filter(module=module).select_related("current_version").order_by("order", "slug"))
     drafts = {draft.slug: draft for draft in RungDraft.objects.filter(module=module)}
     ladder = [{"slug": rung.slug, "order": rung.order, "version": rung.current_version, "draft": drafts.pop(rung.slug, None)} for rung in rungs]

@@ -292,3 +292,17 @@ def test_the_admin_shows_roles_and_their_record_but_changes_them_only_through_th
     assert "vera" in client.get("/admin/authoring/modulerole/").content.decode()
     assert client.get("/admin/authoring/moduleroleevent/").status_code == 200
     assert client.get("/admin/authoring/modulerole/add/").status_code == 403
+
+
+def test_an_id_taken_between_the_forms_check_and_the_save_is_a_sentence_not_a_500(catalog, instructor, client, monkeypatch):
+    from authoring import forms
+
+    # As if another module took the id just after the form's checks: the database's constraint answers.
+    monkeypatch.setattr(forms, "external_id_taken", lambda external_id, exclude_slug=None: None)
+    monkeypatch.setattr(Module, "validate_constraints", lambda self, exclude=None: None)
+    track = Track.objects.get(slug="llm-systems-frontier")
+    client.force_login(instructor)
+    response = client.post("/author/modules/new", {"track": track.pk, "slug": "impostor", "external_id": "P10.llm-systems-frontier.02",
+                                                   "title": "Impostor", "order": "9"})
+    assert response.status_code == 200 and "took this slug or id a moment ago" in response.content.decode()
+    assert not Module.objects.filter(slug="impostor").exists() and not ModuleRole.objects.exists()
