@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from django.utils import timezone
 
 from core.roles import is_instructor
@@ -68,3 +69,18 @@ def test_only_make_run_makes_the_demo_never_the_production_deployment() -> None:
     assert "manage.py create_demo_users" in (ROOT / "scripts" / "run.sh").read_text()
     for deployed in ("docker-compose.yml", "deploy/Dockerfile"):
         assert "create_demo" not in (ROOT / deployed).read_text()
+
+
+def test_the_demo_teacher_and_learner_find_their_side_of_the_course(catalog: Any, client: Any) -> None:
+    _demo()
+    course = Course.objects.get(slug=DEMO_COURSE_SLUG)
+    assignment = Assignment.objects.get(course=course)
+    client.force_login(User.objects.get(username="teacher"))
+    for name, args in (("courses:course", [course.slug]), ("courses:gradebook", [course.slug]), ("courses:tools", [course.slug]),
+                       ("courses:assignment", [course.slug, assignment.pk])):
+        assert client.get(reverse(name, args=args)).status_code == 200, name
+    page = client.get(reverse("courses:course", args=[course.slug])).content.decode()
+    assert "Week 1: memory arithmetic" in page and JoinLink.objects.get(course=course).code in page
+    client.force_login(User.objects.get(username="learner"))
+    page = client.get(reverse("courses:course", args=[course.slug])).content.decode()
+    assert "Week 1: memory arithmetic" in page and "Size the KV cache" in page
