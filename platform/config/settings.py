@@ -90,6 +90,8 @@ INSTALLED_APPS = [
     "aids",
     # Courses on the shared catalog: course roles, enrolment, assignments, the gradebook (issue 57).
     "courses",
+    # The HTTP API under /api/v1/ and its personal access tokens (issue 62).
+    "api",
 ]
 
 MIDDLEWARE = [

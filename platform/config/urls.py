@@ -17,5 +17,6 @@ urlpatterns = [
     path("author/", include("authoring.urls")),
     path("lti/", include("lti.urls")),
     path("courses/", include("courses.urls")),
+    path("api/", include("api.urls")),
     path("", include("frontend.urls")),
 ]
