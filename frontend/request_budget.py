@@ -7,8 +7,9 @@ for a lock included: a request that waited on another's write shows it
 there, one that computed for long shows it as CPU time (issue 55: a mentor
 question that backtracked for a minute, inside a write transaction).
 
-Outermost in MIDDLEWARE, so that every other middleware's time counts. A
-streamed response is measured until its first byte is ready, not its last.
+Outermost in MIDDLEWARE but for the request id (core.logs), so that every
+other middleware's time counts. A streamed response is measured until its
+first byte is ready, not its last.
 """
 
 from __future__ import annotations

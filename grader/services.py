@@ -22,6 +22,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from core.learner_lock import lock_learner
+from core.logs import bind_ids
 from core.metrics import BUSY_REFUSALS
 from core.runners import default_runner
 from core.types import User
@@ -178,6 +179,8 @@ def submit_solution(*, user: User, rung: Rung, kind: str, code: str) -> Submissi
                 _check_queue_room()
                 submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code, seed=seed)
                 lifecycle.enqueue_on_commit(lifecycle.SUBMISSIONS, submission.pk, queue)
+            bind_ids(submission_id=submission.pk)
+            log.info("%s %s of %s queued on %s", kind, submission.pk, rung.slug, queue)
             return submission
         except IntegrityError as exc:
             # One job in flight per learner and rung (a unique index).
@@ -292,6 +295,7 @@ def record_results(submission: Submission, result: JobResult, claim: lifecycle.C
     transaction.on_commit(lambda: events.publish_changed(submission.channel))
     if finished:
         count_graded(submission, *counted, graded.timings)
+        log.info("%s %s graded: %s %s", submission.kind, submission.pk, *counted)
     return finished
 
 

@@ -12,6 +12,8 @@ from celery import shared_task
 from celery.app.task import Task
 from django.conf import settings
 
+from core.logs import bind_ids
+
 from . import lifecycle, rejudge, services
 from .exceptions import RetryLater
 
@@ -20,6 +22,7 @@ log = logging.getLogger(__name__)
 
 @shared_task(bind=True, name="grader.grade_submission_task", max_retries=None, acks_late=True)
 def grade_submission_task(self: Task, submission_id: int) -> None:  # type: ignore[type-arg]
+    bind_ids(submission_id=submission_id)
     try:
         services.grade_submission(submission_id, worker=str(self.request.hostname or ""))
     except RetryLater as exc:

@@ -11,8 +11,20 @@ import os
 import socket
 from typing import Any
 
-from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_ready
+from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
+    before_task_publish,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+)
 from django.conf import settings
+
+from core.logs import TASK_HEADER, JsonLines, bound_ids, replace_ids
 
 log = logging.getLogger(__name__)
 
@@ -111,3 +123,34 @@ def _close_pool(**kwargs: Any) -> None:
         close_runners()
     except Exception as exc:  # noqa: BLE001 - shutting down regardless
         log.warning("could not remove pre-started sandbox containers: %s", exc)
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _log_json(logger: logging.Logger | None = None, **kwargs: Any) -> None:
+    """Celery sets up the worker's log handlers itself: with LOG_FORMAT json, they write JSON lines too."""
+    if logger is None or settings.LOG_FORMAT != "json":
+        return
+    for handler in logger.handlers:
+        handler.setFormatter(JsonLines())
+
+
+@before_task_publish.connect
+def _send_log_ids(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    """A task sent while a request is served carries its request and user ids (core/logs.py)."""
+    ids = bound_ids()
+    if headers is not None and ids:
+        headers[TASK_HEADER] = ids
+
+
+@task_prerun.connect
+def _bind_log_ids(task: Any = None, **kwargs: Any) -> None:
+    """The task's lines carry the ids it was sent with; the task binds its own (the submission's) on top."""
+    request = getattr(task, "request", None)
+    ids = getattr(request, TASK_HEADER, None) or ((getattr(request, "headers", None) or {}).get(TASK_HEADER))
+    replace_ids(ids if isinstance(ids, dict) else {})
+
+
+@task_postrun.connect
+def _unbind_log_ids(**kwargs: Any) -> None:
+    replace_ids(None)
