@@ -72,6 +72,10 @@ class Job:
     # The rung's reference solution, importable as ``reference`` by the tests
     # (harness side only) so they can compare the learner's code with it.
     reference: str = ""
+    # A speed-graded rung's Submit (issue 60): what the harness measures once
+    # every test passed: {"entry", "generator" (the rung's speed_inputs.py),
+    # "sizes", "baseline" (its source), "min_ratio", "budget_s"}; None: no speed phase.
+    speed: dict[str, Any] | None = None
 
     @property
     def show_output(self) -> bool:
@@ -87,6 +91,35 @@ class Job:
     def planned_tests(self) -> list[str]:
         """The test functions of this job's files, in order (``planned_tests``)."""
         return [name for source in self.tests.values() for name in planned_tests(source)]
+
+
+# What a speed phase may conclude (the harness's ``speed.VERDICTS``), and why
+# it concluded nothing or refused to (``SPEED_REASONS``).
+SPEED_VERDICTS = ("pass", "fail", "ambiguous", "refused")
+SPEED_REASONS = ("", "budget", "wrong_output", "learner_died", "raised", "processes")
+
+
+@dataclass(frozen=True)
+class SpeedFacts:
+    """A speed phase's result: ``ratio`` is the baseline's time over the
+    learner's (the median of the rounds), ``ci_low``..``ci_high`` its
+    interval at ``confidence``, ``target`` the ratio the rung asks for."""
+
+    verdict: str
+    reason: str = ""
+    target: float = 1.0
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence: float = 0.0
+    rounds: int = 0
+    learner_s: float | None = None
+    baseline_s: float | None = None
+    cpu_checked: bool = False
+    phase_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -170,6 +203,8 @@ class JobResult:
     # Why an ``error`` outcome's code failed (its module did not load, its
     # process ended...): the facts grader.messages words; None otherwise.
     failure: Failure | None = None
+    # A speed-graded Submit's measurement (``sandbox.report.parse_speed``); None when none ran.
+    speed: SpeedFacts | None = None
 
     @property
     def is_infra_error(self) -> bool:

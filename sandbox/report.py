@@ -24,11 +24,14 @@ from .jobs import (
     MAX_TESTS,
     OUTCOMES,
     RERUN_FAILURES,
+    SPEED_REASONS,
+    SPEED_VERDICTS,
     STOP_PLACES,
     TEST_OUTCOMES,
     CaseResult,
     Failure,
     JobResult,
+    SpeedFacts,
     truncate,
 )
 
@@ -200,6 +203,52 @@ def parse_machine(data: Any) -> dict[str, Any]:
     return machine
 
 
+def _positive(value: Any, high: float) -> float | None:
+    """A finite number in (0, ``high``], else None (unknown)."""
+    if type(value) not in (int, float) or not math.isfinite(value) or not 0 < value <= high:
+        return None
+    return float(value)
+
+
+def parse_speed(data: Any) -> SpeedFacts | None:
+    """A speed phase's facts, bounded; None when absent or not an object.
+
+    The verdict is believed only as far as the numbers bear it out: a pass
+    whose interval's low end is not at or above the target, or a fail whose
+    high end is not below it, is no verdict (``ambiguous``).
+    """
+    if not isinstance(data, dict):
+        return None
+    verdict = data.get("verdict")
+    if not isinstance(verdict, str) or verdict not in SPEED_VERDICTS:
+        return None
+    reason = data.get("reason")
+    target = _positive(data.get("target"), 1e6) or 1.0
+    ratio, low, high = (_positive(data.get(key), 1e9) for key in ("ratio", "ci_low", "ci_high"))
+    if low is None or high is None or ratio is None or not low <= ratio <= high:
+        low = high = ratio = None
+    if verdict == "pass" and (low is None or low < target):
+        verdict = "ambiguous"
+    if verdict == "fail" and (high is None or high >= target):
+        verdict = "ambiguous"
+    rounds = _small(data.get("rounds"), 0, 100_000)
+    confidence = _positive(data.get("confidence"), 1.0)
+    return SpeedFacts(
+        verdict=verdict,
+        reason=reason if isinstance(reason, str) and reason in SPEED_REASONS else "",
+        target=target,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence if confidence is not None and confidence < 1 else 0.0,
+        rounds=rounds or 0,
+        learner_s=_positive(data.get("learner_s"), 3600),
+        baseline_s=_positive(data.get("baseline_s"), 3600),
+        cpu_checked=data.get("cpu_checked") is True,
+        phase_s=_positive(data.get("phase_s"), 3600) or 0.0,
+    )
+
+
 def _list(value: Any) -> list[Any]:
     return value[:MAX_TESTS] if isinstance(value, list) else []
 
@@ -242,4 +291,6 @@ def parse_report(report: dict[str, Any]) -> JobResult:
         rerun_replayed=min(replayed, len(tests)) if type(replayed := report.get("rerun_replayed")) is int and replayed > 0 else 0,
         machine=parse_machine(report.get("machine")),
         failure=parse_failure(report.get("failure")) if outcome == "error" else None,
+        # Measured only after every test passed: from any other outcome it is a forgery.
+        speed=parse_speed(report.get("speed")) if outcome == "passed" else None,
     )

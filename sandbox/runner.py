@@ -264,6 +264,7 @@ class SandboxRunner:
                 "isolate": job.isolate,
                 "seed": job.seed,
                 "reference": job.reference,
+                "speed": job.speed if job.isolate else None,
             }
         ).encode()
         created_s = time.monotonic() - started
@@ -272,6 +273,9 @@ class SandboxRunner:
         # harness holds the job (Submit runs the tests twice).
         watchdog = _Watchdog(container, self.startup_s)
         budget = job.limits.time_s * (2 if job.isolate else 1) + self.grace_s
+        if job.speed and job.isolate:
+            # The speed phase's own budget, and the channel's as much again (``speed``).
+            budget += 2 * float(job.speed.get("budget_s") or 0)
         try:
             report, harness_started_s = self._read_events(launched, nonce, on_event, started, lambda: watchdog.restart(budget))
         finally:

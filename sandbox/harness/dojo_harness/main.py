@@ -519,8 +519,15 @@ def _grade(
         outcome = "passed"
     else:
         outcome = "failed"
+    # A rung that grades speed measures it once every test passed (``speed``).
+    speed: dict[str, Any] | None = None
+    if outcome == "passed" and recorder is not None and payload.get("speed"):
+        from .speed import run_speed_phase
+
+        speed = run_speed_phase(payload, launcher, source, lean_enough(source, [str(dict(payload["speed"]).get("baseline") or "")]))
     stdout_tap, stderr_tap = taps
     return {
+        "speed": speed,
         "outcome": outcome,
         "message": message[:4000],
         "failure": failure,
