@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 
 from core.types import User, Visitor
 from exercises.models import Module, Rung
 from exercises.schema import is_web_address
 from grader.models import Progress, Submission
+from grader.retention import with_test_counts
 
 from .models import Draft
 
@@ -25,6 +27,8 @@ class Attempt:
     submission: Submission
     passed: int
     total: int
+    # The learner's own count of attempts at the rung: 1, 2, 3... (ids are global, with gaps).
+    number: int = 0
 
 
 @dataclass(frozen=True)
@@ -58,15 +62,22 @@ def attempt_history(user: User, rung: Rung, *, page: int = 1) -> HistoryPage:
         return HistoryPage(attempts=[], has_more=False)
     start = (page - 1) * HISTORY_PAGE
     rows = list(
-        Submission.objects.filter(user=user, rung=rung)
-        .select_related("rung_version")
-        .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")
-        .annotate(test_count=Count("test_results"), passed_count=Count("test_results", filter=Q(test_results__outcome="passed")))
+        # Counted from the rows, or from an old Run's compacted ones (grader.retention).
+        with_test_counts(
+            Submission.objects.filter(user=user, rung=rung)
+            .select_related("rung_version")
+            .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")
+        )
+        # Numbered over all of the learner's attempts at the rung (a window is worked out before the page's LIMIT).
+        .annotate(number=Window(RowNumber(), order_by=[F("enqueued_at").asc(), F("pk").asc()]))
         # NOTE: explicit, since a query with aggregates ignores Meta.ordering.
         .order_by("-enqueued_at", "-pk")
         [start : start + HISTORY_PAGE + 1]
     )
-    attempts = [Attempt(row, int(getattr(row, "passed_count", 0)), int(getattr(row, "test_count", 0))) for row in rows[:HISTORY_PAGE]]
+    attempts = [
+        Attempt(row, int(getattr(row, "passed_count", 0)), int(getattr(row, "test_count", 0)), int(getattr(row, "number", 0)))
+        for row in rows[:HISTORY_PAGE]
+    ]
     return HistoryPage(attempts=attempts, has_more=len(rows) > HISTORY_PAGE)
 
 

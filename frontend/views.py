@@ -35,6 +35,7 @@ from grader.exceptions import SubmissionRejected
 from grader.messages import OUTCOME_SUMMARY
 from grader.models import Submission
 from grader.results import machine_line
+from grader.retention import stored_tests
 
 from . import services as frontend_services
 from . import sessions
@@ -195,6 +196,7 @@ def rung_history(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
     attempts = [
         {
             "id": submission.pk,
+            "number": attempt.number,
             "kind": submission.kind,
             "status": submission.status,
             "outcome": submission.outcome,
@@ -297,7 +299,7 @@ def submission_payload(submission: Submission, user: User) -> dict[str, Any]:
     queued = submission.status == Status.QUEUED
     tests = [
         {"name": test.name, "outcome": test.outcome, "duration_s": test.duration_s, "message": test.message, "hidden": test.hidden}
-        for test in ([] if queued else submission.test_results.all())
+        for test in ([] if queued else stored_tests(submission))
     ]
     payload: dict[str, Any] = {
         "id": submission.pk,
@@ -308,6 +310,9 @@ def submission_payload(submission: Submission, user: User) -> dict[str, Any]:
         "message": submission.message,
         "tests": tests,
         "timings": submission.timings,
+        # A Submit's timings are whole seconds (grader.results): said as such, never "1.00 s".
+        "timings_words": {key: messages.coarse_seconds(value) for key, value in submission.timings.items() if isinstance(value, int | float)}
+        if submission.kind == Kind.SUBMIT else {},
         "peak_memory_bytes": submission.peak_memory_bytes,
         "machine": machine_line(submission.machine),
         "enqueued_at": submission.enqueued_at.isoformat(),

@@ -56,6 +56,18 @@ def test_the_history_pages_newest_first_with_each_attempts_score(kv_rung, learne
     assert learner_client.get("/rungs/kv-cache-size/history?page=abc").json()["page"] == 1
 
 
+def test_attempts_are_numbered_per_learner_and_rung_not_by_global_id(kv_rung, learner, other_learner, learner_client):
+    """Issue 59, item 7: another learner's attempts in between leave no gaps (#1, #2, #3), on every page."""
+    version = kv_rung.current_version
+    for n in range(HISTORY_PAGE + 2):
+        for user in (learner, other_learner):
+            Submission.objects.create(user=user, rung=kv_rung, rung_version=version, kind=Kind.RUN, code=f"n = {n}\n", status=Status.DONE,
+                                      outcome=Outcome.FAILED)
+    first = learner_client.get("/rungs/kv-cache-size/history").json()["attempts"]
+    second = learner_client.get("/rungs/kv-cache-size/history?page=2").json()["attempts"]
+    assert [a["number"] for a in first + second] == list(range(HISTORY_PAGE + 2, 0, -1))
+
+
 def test_a_history_page_far_past_the_last_is_empty_not_a_server_error(kv_rung, learner, learner_client):
     version = kv_rung.current_version
     Submission.objects.create(user=learner, rung=kv_rung, rung_version=version, kind=Kind.RUN, code="n = 1\n", status=Status.DONE, outcome=Outcome.FAILED)
