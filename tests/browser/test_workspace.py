@@ -81,13 +81,18 @@ def _width(viewport: dict[str, int]) -> int:
     return viewport["width"]
 
 
-def _open(browser: Any, base: str, viewport: dict[str, int], user: Any, path: str = "/rungs/kv-cache-size/") -> Any:
+def _open(browser: Any, base: str, viewport: dict[str, int], user: Any, path: str = "/rungs/kv-cache-size/", wait_for_editor: bool = True) -> Any:
     from playwright.sync_api import expect
 
     page = signed_in_context(browser, base, user, viewport=viewport).new_page()
     page.set_default_timeout(30_000)
     page.goto(base + path)
-    expect(page.locator(".cm-editor")).to_be_visible()
+    # At 800 px a rung not started opens on its Instructions: the editor is there, in its tab.
+    expect(page.locator(".cm-editor")).to_be_attached()
+    if wait_for_editor:
+        if viewport["width"] < 1000:
+            page.click("#tab-code")
+        expect(page.locator(".cm-editor")).to_be_visible()
     return page
 
 
@@ -185,8 +190,11 @@ def test_at_1440_the_editor_has_half_the_width_and_a_resize_is_remembered(page_s
 def test_at_800_the_panels_are_tabs_with_a_sticky_run_bar(page_site: str, browser: Any, learner: Any, shots: Path) -> None:
     from playwright.sync_api import expect
 
-    page = _open(browser, page_site, NARROW, learner)
+    page = _open(browser, page_site, NARROW, learner, wait_for_editor=False)
     expect(page.locator(".ws-tabs")).to_be_visible()
+    # A rung not started opens on its Instructions (issue 59, item 12); then the Code tab.
+    expect(page.locator("#tab-instructions")).to_have_attribute("aria-selected", "true")
+    page.click("#tab-code")
     expect(page.locator("#tab-code")).to_have_attribute("aria-selected", "true")
     expect(page.locator("#panel-code")).to_be_visible()
     expect(page.locator("#panel-instructions")).to_be_hidden()
@@ -771,7 +779,9 @@ def test_keyboard_only_run_then_submit_shows_failures_first_and_next_rung(graded
     next_href = page.locator("#next-rung").get_attribute("href")
     page.click("#next-rung")
     page.wait_for_url(f"**{next_href}")
-    page.locator(".cm-editor").wait_for()  # the next rung opens on its code, at 800 px too
+    page.locator(".cm-editor").wait_for(state="attached")
+    # The next rung, not started, opens on its Instructions at 800 px (issue 59, item 12), its code at 1440.
+    expect(page.locator("#panel-instructions" if viewport is NARROW else "#panel-code")).to_be_visible()
     page.goto(graded_site + "/rungs/kv-cache-size/")
     if viewport is NARROW:
         page.click("#tab-output")

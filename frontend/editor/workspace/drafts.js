@@ -4,7 +4,7 @@
 // server before the last save does; the local copy, not yet confirmed by
 // the server, then wins and is saved again.
 import { $ } from "./dom.js";
-import { draftRefusal } from "./refusals.js";
+import { draftRefusal, isLoggedOut, markLoggedOut } from "./refusals.js";
 
 const DRAFT_DEBOUNCE_MS = 800;
 
@@ -51,6 +51,7 @@ export function createDrafts(root, csrf, getCode) {
       const json = (resp.headers.get("content-type") || "").includes("application/json");
       const data = json ? await resp.json().catch(() => null) : null;
       saveState.textContent = "Draft kept in this browser only: " + draftRefusal(resp, data);
+      if (isLoggedOut(resp)) markLoggedOut();
     } catch (e) {
       dirty = true;
       saveState.textContent = "Draft kept in this browser only: the server cannot be reached. It is saved when the connection is back.";

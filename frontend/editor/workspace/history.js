@@ -3,6 +3,9 @@
 import { $, setStatus } from "./dom.js";
 import { lineDiff } from "./diff.js";
 
+/** The learner's own count of attempts at this rung (ids are global, with gaps). */
+export function attemptNumber(a) { return a.number || a.id; }
+
 function attemptLabel(a) {
   const kind = a.kind === "submit" ? "Submit" : "Run";
   const score = a.total ? " \u00b7 " + a.passed + "/" + a.total + " passed" : "";
@@ -10,7 +13,7 @@ function attemptLabel(a) {
   const regraded = a.regraded ? " \u00b7 regraded against v" + a.regraded.version + " (" + a.regraded.old_outcome + " \u2192 " + a.regraded.new_outcome + ")" : "";
   // A Submit after the close of the learner's course assignments: the server words it (grader.messages).
   const practice = a.practice ? " \u00b7 " + a.practice : "";
-  return kind + " #" + a.id + " \u00b7 " + outcome + score + regraded + practice + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
+  return kind + " #" + attemptNumber(a) + " \u00b7 " + outcome + score + regraded + practice + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
 }
 
 /**
@@ -90,6 +93,13 @@ export function createHistory(url, code, { resume, restore, reopen }) {
     draw();
   }
 
+  /** The latest attempt if it is still queued or running (another tab's job), else null. */
+  async function latestInFlight() {
+    const data = await fetchPage(1).catch(() => null);
+    const latest = data && data.attempts[0];
+    return latest && (latest.status === "queued" || latest.status === "running") ? latest : null;
+  }
+
   $("history-more").addEventListener("click", async () => {
     if (nextPage === null) return;
     const data = await fetchPage(nextPage);
@@ -102,10 +112,10 @@ export function createHistory(url, code, { resume, restore, reopen }) {
   $("history-load").addEventListener("click", () => {
     if (!shown) return;
     code.setCode(shown.code);
-    setStatus("Loaded attempt #" + shown.id + " into the editor. Ctrl/Cmd+Z in the editor undoes it.");
+    setStatus("Loaded attempt #" + attemptNumber(shown) + " into the editor. Ctrl/Cmd+Z in the editor undoes it.");
     showAttempt(shown);
   });
   $("history-results").addEventListener("click", () => { if (shown) reopen(shown); });
   $("history").addEventListener("toggle", () => { if ($("history").open) load(false); });
-  return { load };
+  return { load, latestInFlight };
 }

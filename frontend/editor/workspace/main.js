@@ -5,10 +5,11 @@
 import { createCode } from "./code.js";
 import { $, setStatus } from "./dom.js";
 import { createDrafts } from "./drafts.js";
-import { createHistory } from "./history.js";
+import { initEmbed, tellLadder } from "./embed.js";
+import { attemptNumber, createHistory } from "./history.js";
 import { initPanels } from "./panels.js";
 import { markSolved, showReference } from "./reference.js";
-import { OFFLINE, OFFLINE_CANCEL, refusalText } from "./refusals.js";
+import { OFFLINE, OFFLINE_CANCEL, isLoggedOut, markLoggedOut, refusalText } from "./refusals.js";
 import { clearResults, render } from "./results.js";
 import { createSize } from "./size.js";
 import { createTimer } from "./timer.js";
@@ -18,6 +19,7 @@ function start(root) {
   const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
   const starter = JSON.parse($("starter-code").textContent);
   const panels = initPanels(root);
+  initEmbed();
   const limit = Number(root.dataset.maxBytes);
 
   // The editor, the drafts and the size meter need each other: the editor
@@ -103,26 +105,55 @@ function start(root) {
         revealOutput();
         return;
       }
-      render(await resp.json(), "Attempt #" + attempt.id + " \u00b7 ");
+      render(await resp.json(), "Attempt #" + attemptNumber(attempt) + " \u00b7 ");
       revealOutput();
     },
   });
 
+  // The last result no longer stands (the code was refused): it goes, with "Next rung" under it.
+  function staleResults() {
+    clearResults();
+    $("after-pass").hidden = true;
+  }
+
+  // Another tab's job of this rung is still being graded: this tab follows it
+  // quietly, and once it ends its result replaces the notice (if still shown).
+  async function watchOtherTab(notice) {
+    const latest = await history.latestInFlight();
+    if (!latest || tracker.isFollowing()) return;
+    const quiet = { dataset: {} };
+    createTracker(quiet, () => {}, (state) => {
+      history.load(false);
+      if (state.kind === "submit" && state.outcome === "passed") { markSolved(root); tellLadder(root.dataset.slug, "solved"); }
+      if (tracker.isFollowing() || $("status").textContent !== notice) return;
+      render(state, "From your other tab \u00b7 ");
+      if (root.dataset.solved === "true") $("after-pass").hidden = false;
+    }, () => {}).follow(latest.state_url, latest.events_url);
+  }
+
+  // Coming back to the tab: a session that ended meanwhile is said at once.
+  document.addEventListener("visibilitychange", async () => {
+    if (document.visibilityState !== "visible") return;
+    const resp = await fetch(root.dataset.historyUrl, { credentials: "same-origin", cache: "no-store" }).catch(() => null);
+    if (resp && isLoggedOut(resp)) markLoggedOut();
+  });
+
   async function finished(state) {
     setBusy(false);
+    if (root.dataset.solved === "true") $("after-pass").hidden = false;
     cancelUrl = null;
     history.load(false);
     const badge = $("tab-output-badge");
     badge.hidden = false;
     badge.textContent = state.outcome === "passed" ? "\u2714" : "\u2718";
-    if (state.kind === "submit" && state.outcome === "passed") markSolved(root);
+    if (state.kind === "submit" && state.outcome === "passed") { markSolved(root); tellLadder(root.dataset.slug, "solved"); }
     if (state.kind === "submit" && state.reference_unlocked) await showReference(root.dataset.referenceUrl, code.getCode, state.outcome === "passed");
   }
 
   async function send(kind) {
     if (busy) return;
     const problem = size.problem();
-    if (problem) { setStatus(problem, "error"); revealOutput(); return; }
+    if (problem) { staleResults(); setStatus(problem, "error"); revealOutput(); return; }
     setBusy(true);
     cancelNote = "";
     clearResults();
@@ -136,8 +167,16 @@ function start(root) {
       });
       const json = (resp.headers.get("content-type") || "").includes("application/json");
       const data = json ? await resp.json().catch(() => null) : null;
-      if (!resp.ok || !data || !data.state_url) { setStatus(refusalText(resp, data, { limit }), "error"); setBusy(false); return; }
+      if (!resp.ok || !data || !data.state_url) {
+        const text = refusalText(resp, data, { limit });
+        staleResults();
+        setStatus(text, "error");
+        setBusy(false);
+        if (resp.status === 409 && data && data.code !== "version_changed") watchOtherTab(text);
+        return;
+      }
       tracker.follow(data.state_url, data.events_url);
+      tellLadder(root.dataset.slug, "attempted");
     } catch (e) {
       setStatus(OFFLINE, "error");
       setBusy(false);

@@ -27,7 +27,7 @@ export function initPanels(root) {
     if (layout.output) root.style.setProperty("--out-h", clamp("output", layout.output) + "%");
     for (const handle of root.querySelectorAll(".splitter")) {
       const axis = handle.dataset.axis;
-      handle.setAttribute("aria-valuenow", String(Math.round(layout[axis] || (axis === "side" ? 36 : 40))));
+      handle.setAttribute("aria-valuenow", String(Math.round(layout[axis] || (axis === "side" ? 36 : 27))));
     }
   }
   function setSize(axis, pct) {
@@ -94,7 +94,14 @@ export function initPanels(root) {
   function syncMode() { root.classList.toggle("tabbed", NARROW.matches); }
   NARROW.addEventListener("change", syncMode);
   syncMode();
-  showTab((layout.tabs || {})[root.dataset.slug] || "code", false);
+  // The rung's title above the tabs (shown while the Instructions are not).
+  const title = document.createElement("p");
+  title.className = "ws-title";
+  title.setAttribute("aria-hidden", "true");
+  title.textContent = ($("rung-title") || {}).textContent || "";
+  root.prepend(title);
+  // A rung not started yet opens on its Instructions, one under way on the Code.
+  showTab((layout.tabs || {})[root.dataset.slug] || (root.dataset.fresh === "true" ? "instructions" : "code"), false);
   apply();
   return { showTab, isNarrow: () => NARROW.matches };
 }

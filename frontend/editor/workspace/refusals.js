@@ -11,11 +11,31 @@ export function isLoggedOut(resp) {
   return resp.redirected || resp.status === 401;
 }
 
+export const LOGGED_OUT_DRAFT = "Draft kept in this browser only: you are logged out. Reload the page and log in to save it.";
+
+/**
+ * The session has ended: the header (this page's, or the module page's around
+ * the embedded workspace) stops naming the user, and nothing claims "Draft saved".
+ */
+export function markLoggedOut() {
+  const docs = [document];
+  try { if (window.top !== window && window.top.document) docs.push(window.top.document); } catch (e) { /* another origin */ }
+  for (const doc of docs) {
+    const who = doc.querySelector(".topbar .who");
+    if (who) { who.textContent = "Logged out"; who.classList.add("logged-out"); }
+    const logout = doc.querySelector('.topbar form[action*="logout"]');
+    if (logout) logout.hidden = true;
+  }
+  const saveState = document.getElementById("save-state");
+  if (saveState) saveState.textContent = LOGGED_OUT_DRAFT;
+}
+
 /**
  * The sentence for a refused request. `data` is its JSON body, if any;
  * `limit` the code limit in bytes; `missing` what a 404 means here.
  */
 export function refusalText(resp, data, { limit = 0, missing = "" } = {}) {
+  if (isLoggedOut(resp)) markLoggedOut();
   if (data && data.error) return data.error;
   if (isLoggedOut(resp)) return "You are logged out: your session has ended. " + KEPT + " Reload the page and log in; your edits come back.";
   const status = resp.status;

@@ -76,7 +76,8 @@ function renderTests(tests) {
   return { failed: failed + timedOut, passed, notRun };
 }
 
-function renderTimings(timings) {
+// words: a Submit's timings said coarsely by the server ("under 1 s", "about 2 s"): they are whole seconds.
+function renderTimings(timings, words = {}) {
   const timingsBox = $("timings");
   timingsBox.replaceChildren();
   let any = false;
@@ -85,7 +86,7 @@ function renderTimings(timings) {
     const dt = document.createElement("dt");
     dt.textContent = label;
     const dd = document.createElement("dd");
-    dd.textContent = timings[key].toFixed(2) + " s";
+    dd.textContent = words[key] || timings[key].toFixed(2) + " s";
     timingsBox.append(dt, dd);
     any = true;
   }
@@ -99,7 +100,7 @@ function renderMachine(line) {
   box.hidden = !line;
 }
 
-/** Clear the output before a new job. */
+/** Clear the output before a new job, or when a refusal makes the last result stale. */
 export function clearResults() {
   $("tests").replaceChildren();
   $("tests-passed").replaceChildren();
@@ -133,7 +134,7 @@ export function render(state, prefix = "") {
       text += "\nRegraded against version " + r.version + ": " + outcomeWords(r.old_outcome) + " \u2192 " + outcomeWords(r.new_outcome) + ".";
     }
     setStatus(text, state.outcome);
-    renderTimings(state.timings || {});
+    renderTimings(state.timings || {}, state.timings_words || {});
     renderMachine(state.machine || "");
   }
   const out = [state.stdout, state.stderr].filter(Boolean).join("\n");

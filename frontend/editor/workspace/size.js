@@ -3,7 +3,6 @@
 // reset an empty editor to the starter code.
 import { $ } from "./dom.js";
 
-const SHOW_FROM = 0.8;  // of the limit
 const encoder = new TextEncoder();
 
 function bytes(n) { return n.toLocaleString("en-US"); }
@@ -17,7 +16,8 @@ export function createSize(limit, getCode) {
   }
   function now() {
     const { code, size } = measure();
-    box.hidden = size < limit * SHOW_FROM;
+    // Always shown: the limit is stated before it is met, not only once exceeded.
+    box.hidden = false;
     box.textContent = bytes(size) + " / " + bytes(limit) + " bytes";
     box.classList.toggle("over", size > limit);
     $("empty-offer").hidden = code.trim() !== "";
