@@ -49,4 +49,6 @@ def job_for(content: RungContent, kind: str, code: str, *, seed: int = 0) -> Job
         # A Run is a quick check of the visible tests: a loop shows up sooner.
         limits = replace(limits, time_s=settings.GRADER_RUN_TIME_S)
     reference = content.reference if mode == "submit" else ""
-    return Job(mode=mode, source=code, tests=tests, limits=limits, seed=seed, reference=reference)
+    # A speed-graded rung's Submit times the code once its tests passed (issue 60).
+    speed = getattr(content, "speed_payload", None) if mode == "submit" else None
+    return Job(mode=mode, source=code, tests=tests, limits=limits, seed=seed, reference=reference, speed=speed or None)

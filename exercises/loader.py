@@ -24,7 +24,7 @@ from core.write_guard import outside_write_transaction
 from .bounds import problems_of
 from .constants import MODULE_FILES, RUNG_FILES
 from .exceptions import CatalogError
-from .schema import ExplanationsFile, ModuleMeta, RungMeta, TrackMeta
+from .schema import SPEED_BASELINE_FILE, SPEED_INPUTS_FILE, ExplanationsFile, ModuleMeta, RungMeta, TrackMeta
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -32,6 +32,46 @@ RUNG_DIR_PATTERN = untrusted(r"^(\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)$", max_chars=
 IGNORED_NAMES = {"__pycache__", ".DS_Store"}
 # Beside module.yaml, optional: the explanations the mentor answers concept questions with.
 EXPLANATIONS_FILE = "explanations.yaml"
+
+
+def speed_payload(meta: RungMeta, reference: str, files: dict[str, str]) -> dict[str, Any] | None:
+    """A speed section and its files as the harness's speed phase takes them."""
+    speed = meta.speed
+    if speed is None:
+        return None
+    return {
+        "entry": speed.entry,
+        "generator": files.get(SPEED_INPUTS_FILE, ""),
+        "sizes": [dict(size) for size in speed.sizes],
+        "baseline": reference if speed.baseline == "reference" else files.get(SPEED_BASELINE_FILE, ""),
+        "min_ratio": speed.target.min_ratio,
+        "budget_s": speed.budget_s,
+    }
+
+
+def _read_speed_files(path: Path, meta: RungMeta) -> dict[str, str]:
+    """speed_inputs.py (and baseline.py for a naive baseline): present exactly when the speed section asks for them."""
+    speed = meta.speed
+    wanted = set() if speed is None else {SPEED_INPUTS_FILE} | ({SPEED_BASELINE_FILE} if speed.baseline == "naive" else set())
+    for name in (SPEED_INPUTS_FILE, SPEED_BASELINE_FILE):
+        if (path / name).exists() and name not in wanted:
+            raise CatalogError(f"{path / name}: only a rung whose speed section needs it has this file (key 'speed')")
+    files: dict[str, str] = {}
+    for name in sorted(wanted):
+        files[name] = _read_text(path / name)
+        _check_python(path / name, files[name])
+    if speed is None:
+        return files
+    defined = _top_level_functions(files[SPEED_INPUTS_FILE])
+    if "make_inputs" not in defined:
+        raise CatalogError(f"{path / SPEED_INPUTS_FILE}: defines no make_inputs(rng, **size) function")
+    if SPEED_BASELINE_FILE in files and speed.entry not in _top_level_functions(files[SPEED_BASELINE_FILE]):
+        raise CatalogError(f"{path / SPEED_BASELINE_FILE}: defines no {speed.entry}() (key 'speed.entry')")
+    return files
+
+
+def _top_level_functions(source: str) -> set[str]:
+    return {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
 
 
 @dataclass(frozen=True)
@@ -47,6 +87,13 @@ class RungFiles:
     wrong_solutions: dict[str, str]
     # Independent correct solutions: alternatives/<name>.py -> its code.
     alternatives: dict[str, str] = field(default_factory=dict)
+    # A speed-graded rung's own files: speed_inputs.py and, for a naive baseline, baseline.py.
+    speed_files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def speed_payload(self) -> dict[str, Any] | None:
+        """What a Submit's job carries for the speed phase (``sandbox.jobs.Job.speed``); None for a rung without one."""
+        return speed_payload(self.meta, self.reference, self.speed_files)
 
     @property
     def content_hash(self) -> str:
@@ -54,7 +101,7 @@ class RungFiles:
         meta = self.meta.model_dump(mode="json", exclude={"senior"})
         if not meta["equivalent_mutants"]:
             del meta["equivalent_mutants"]  # a rung without the key keeps the hash it had before the key existed
-        for key in ("hints", "alternatives", "domain"):
+        for key in ("hints", "alternatives", "domain", "speed"):
             if not meta[key]:
                 del meta[key]  # likewise for the keys added later
         payload = {
@@ -68,6 +115,8 @@ class RungFiles:
         }
         if self.alternatives:
             payload["alternatives"] = self.alternatives
+        if self.speed_files:
+            payload["speed_files"] = self.speed_files
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -184,7 +233,7 @@ def read_rung(path: Path) -> RungFiles:
     meta = _read_yaml(path / "rung.yaml", RungMeta)
     if meta.slug != match.group(2):
         raise CatalogError(f"{path / 'rung.yaml'}: key 'slug': '{meta.slug}' differs from the folder name '{path.name}'")
-    allowed = set(RUNG_FILES) | {"wrong", "alternatives"} | IGNORED_NAMES
+    allowed = set(RUNG_FILES) | {"wrong", "alternatives", SPEED_INPUTS_FILE, SPEED_BASELINE_FILE} | IGNORED_NAMES
     for child in path.iterdir():
         if child.name not in allowed:
             raise CatalogError(f"{child}: unexpected file in a rung folder (allowed: {', '.join(sorted(allowed))})")
@@ -205,6 +254,7 @@ def read_rung(path: Path) -> RungFiles:
         raise CatalogError(f"{path / 'rung.yaml'}: key 'hidden_tests.{name}': no such test in test_hidden.py")
     wrong = _read_solutions(path, "wrong", "wrong_solutions", meta.wrong_solutions, "describe the mistake it makes")
     alternatives = _read_solutions(path, "alternatives", "alternatives", meta.alternatives, "say how it differs from the reference")
+    speed_files = _read_speed_files(path, meta)
     return RungFiles(
         path=path,
         order=int(match.group(1)),
@@ -216,6 +266,7 @@ def read_rung(path: Path) -> RungFiles:
         hidden_tests=texts["test_hidden.py"],
         wrong_solutions=wrong,
         alternatives=alternatives,
+        speed_files=speed_files,
     )
 
 

@@ -105,6 +105,10 @@ class RungVersion(models.Model):
     alternatives = models.JSONField(default=dict, blank=True)
     # rung.yaml's domain: as plain data (exercises.schema.EntryDomain per entry point).
     domain = models.JSONField(default=dict, blank=True)
+    # A speed-graded rung's speed phase as its Submit's job carries it
+    # (``loader.speed_payload``: entry, generator, sizes, baseline, min_ratio,
+    # budget_s); {} for a rung graded on correctness alone (issue 60).
+    speed = models.JSONField(default=dict, blank=True)
     # How much a pass means (exercises.strength.FIGURES): hidden tests named and generated
     # cases, wrong solutions caught, alternatives passing, mutation score; {} when not measured.
     strength = models.JSONField(default=dict, blank=True)
@@ -121,6 +125,11 @@ class RungVersion(models.Model):
     def reference(self) -> str:
         """The reference solution, as sandbox jobs take it (``exercises.jobs``)."""
         return self.reference_code
+
+    @property
+    def speed_payload(self) -> dict[str, Any] | None:
+        """The speed phase a Submit's job carries (``exercises.jobs``); None for a rung without one."""
+        return dict(self.speed) if self.speed else None
 
     def hidden_description(self, test_name: str) -> str:
         meta: dict[str, Any] = self.hidden_test_meta.get(test_name, {})

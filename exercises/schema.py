@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -270,6 +270,52 @@ class EntryDomain(Strict):
     requires: list[Requirement] = Field(default_factory=list)
 
 
+# The files a speed section names, in the rung's folder (issue 60).
+SPEED_INPUTS_FILE = "speed_inputs.py"
+SPEED_BASELINE_FILE = "baseline.py"
+SpeedSizeValue = int | float | str | bool
+
+
+class SpeedTarget(Strict):
+    """How fast the learner's code must be: ``speedup`` times the baseline's
+    speed at least (a naive baseline), or ``within`` that many times the
+    reference's time at most (the reference as baseline). Exactly one."""
+
+    speedup: float | None = Field(default=None, gt=0, le=1000)
+    within: float | None = Field(default=None, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SpeedTarget:
+        if (self.speedup is None) == (self.within is None):
+            raise ValueError("give exactly one of speedup (times the baseline's speed) and within (times the reference's time)")
+        return self
+
+    @property
+    def min_ratio(self) -> float:
+        """The least baseline-time / learner-time ratio that passes."""
+        return self.speedup if self.speedup is not None else 1 / float(self.within or 1)
+
+
+class Speed(Strict):
+    """A speed-graded rung: timed after every hidden test passed (docs/authoring.md, "Speed rungs")."""
+
+    # The function of the learner's module to time.
+    entry: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+    # Keyword arguments of speed_inputs.py's make_inputs(rng, **size), one dict per size; rounds cycle through them.
+    sizes: list[dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,49}$")], SpeedSizeValue]] = Field(min_length=1, max_length=8)
+    # "reference": the rung's reference.py; "naive": baseline.py beside it (never shown to the learner).
+    baseline: Literal["reference", "naive"]
+    target: SpeedTarget
+    # Seconds the measurement may take after the tests passed; past it the verdict is ambiguous.
+    budget_s: int = Field(default=20, ge=2, le=120)
+
+    @model_validator(mode="after")
+    def _target_fits_the_baseline(self) -> Speed:
+        if self.baseline == "naive" and self.target.within is not None:
+            raise ValueError("target.within compares with the reference: use baseline: reference, or target.speedup")
+        return self
+
+
 class RungMeta(Strict):
     slug: str = Field(pattern=SLUG_PATTERN)
     title: str = Field(min_length=1, max_length=200)
@@ -293,6 +339,8 @@ class RungMeta(Strict):
     domain: dict[Annotated[str, StringConstraints(pattern=ENTRY_PATTERN)], EntryDomain] = Field(default_factory=dict)
     # Surviving mutants the author proved equivalent; the mutation score leaves them out.
     equivalent_mutants: list[EquivalentMutant] = Field(default_factory=list)
+    # A speed-graded rung (issue 60): what to time after the hidden tests passed.
+    speed: Speed | None = None
     # Hints a learner reveals one at a time, in this order (Markdown each). Never graded.
     hints: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=HINT_MAX_CHARS)]] = Field(
         default_factory=list, max_length=HINTS_MAX

@@ -126,7 +126,8 @@ def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
     if current is not None and current.content_hash == digest:
         return None
     number = (rung.versions.aggregate(top=Max("number"))["top"] or 0) + 1
-    version = RungVersion.objects.create(rung=rung, number=number, content_hash=digest, **content_fields(files))
+    # The speed phase's payload rides on the version only (a draft has no speed section yet).
+    version = RungVersion.objects.create(rung=rung, number=number, content_hash=digest, speed=files.speed_payload or {}, **content_fields(files))
     rung.current_version = version
     rung.save(update_fields=["current_version"])
     return version
