@@ -51,4 +51,5 @@ def imported_helpers(visible_tests: str) -> dict[str, str]:
 
 def local_files(visible_tests: str) -> dict[str, str]:
     """The files of a rung's local folder besides the instructions and the solution."""
-    return {"test_visible.py": visible_tests, **imported_helpers(visible_tests), "conftest.py": LOCAL_CONFTEST}
+    # pytest.ini: the folder is its own pytest root, as the job folder is in the sandbox (no project's settings apply).
+    return {"test_visible.py": visible_tests, **imported_helpers(visible_tests), "conftest.py": LOCAL_CONFTEST, "pytest.ini": "[pytest]\n"}

@@ -1,0 +1,1 @@
+"""The ``dojo`` command-line tool: talks to the platform's API over HTTP, imports nothing of it."""
