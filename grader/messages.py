@@ -267,3 +267,47 @@ PASS_STANDING = {
 JOIN_TERMS = "You join as a learner. The course's staff see your attempts at its rungs; its deadlines are in the time zone {time_zone}."
 NO_COURSES = "You are in no course yet. Join one with the code or link your teacher gave you."
 NO_ASSIGNMENTS = "No assignment in this course yet."
+
+
+# ---- A speed-graded rung's measurement (issue 60; sandbox.jobs.SpeedFacts) ----
+# The ratio is the baseline's time over the learner's; {low}..{high} its
+# interval. A verdict other than pass fails the Submit, and says which.
+SPEED_VERDICTS: dict[str, str] = {
+    "pass": "Speed: {ratio:.2f}x the baseline ({low:.2f}x to {high:.2f}x at {confidence:.1%} confidence); the target is {target}. Passed.",
+    "fail": (
+        "Every test passed, but your code is not fast enough: {ratio:.2f}x the baseline ({low:.2f}x to {high:.2f}x at "
+        "{confidence:.1%} confidence), and the target is {target}."
+    ),
+    "ambiguous": (
+        "Every test passed, but the speed measurement could not decide within its time budget whether your code reaches "
+        "the target ({target}){measured}. This is not a verdict on your code: Submit again, or make it clearly faster."
+    ),
+}
+SPEED_REFUSED: dict[str, str] = {
+    "wrong_output": "Every test passed, but on the speed phase's inputs your code returned a wrong result, so its speed was not measured.",
+    "learner_died": "Every test passed, but your code's process ended during the speed measurement, so its speed was not measured.",
+    "raised": "Every test passed, but your code raised an error during the speed measurement, so its speed was not measured.",
+    "processes": "Every test passed, but processes your code started did not end, so its speed could not be measured.",
+}
+SPEED_REFUSED_UNKNOWN = "Every test passed, but your code's speed could not be measured."
+
+
+def speed_target(min_ratio: float) -> str:
+    """The rung's target in words: "at least 3x the baseline's speed", or "within 1.25x of the reference's time"."""
+    if min_ratio >= 1:
+        return f"at least {min_ratio:g}x the baseline's speed"
+    return f"within {1 / min_ratio:.3g}x of the reference's time"
+
+
+def speed_sentence(facts: Any) -> str:
+    """A speed phase's result in words (``facts``: sandbox.jobs.SpeedFacts)."""
+    target = speed_target(facts.target)
+    if facts.verdict == "refused":
+        return SPEED_REFUSED.get(facts.reason, SPEED_REFUSED_UNKNOWN)
+    numbers = facts.ratio is not None and facts.ci_low is not None and facts.ci_high is not None
+    if facts.verdict == "ambiguous" or not numbers:
+        measured = f"; so far {facts.ratio:.2f}x the baseline ({facts.ci_low:.2f}x to {facts.ci_high:.2f}x)" if numbers else ""
+        return SPEED_VERDICTS["ambiguous"].format(target=target, measured=measured)
+    return SPEED_VERDICTS[facts.verdict].format(
+        ratio=facts.ratio, low=facts.ci_low, high=facts.ci_high, confidence=facts.confidence, target=target
+    )

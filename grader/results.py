@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from exercises.constants import GpuNeed, gpu_need
-from sandbox.jobs import MAX_BIGINT, CaseResult, JobResult, planned_tests
+from sandbox.jobs import MAX_BIGINT, CaseResult, JobResult, SpeedFacts, planned_tests
 
 from . import messages
 from .constants import Kind, Outcome
@@ -199,8 +199,15 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
         timings = {key: round(value) if isinstance(value, float) else value for key, value in timings.items()}
     if ran_without_its_gpu(result, version):
         message = f"{message} {messages.CPU_FALLBACK_NOTE}".strip()
+    outcome = result.outcome
+    if submit and result.speed is not None and outcome == Outcome.PASSED:
+        # A speed-graded rung passes only at its target; any other verdict says which (issue 60).
+        message = f"{message} {messages.speed_sentence(result.speed)}".strip()
+        timings["speed"] = speed_record(result.speed)
+        if result.speed.verdict != "pass":
+            outcome = Outcome.FAILED
     return Graded(
-        outcome=result.outcome,
+        outcome=outcome,
         message=message,
         error_code=safe_text(result.error_code, 40),
         stdout="" if submit else safe_text(result.stdout),
@@ -210,6 +217,24 @@ def present(result: JobResult, *, kind: str, version: DescribesHiddenTests) -> G
         timings=timings,
         machine=dict(result.machine),
     )
+
+
+def speed_record(facts: SpeedFacts) -> dict[str, Any]:
+    """A speed phase's facts as a Submission keeps them (``timings["speed"]``): ratios to
+    two decimals, the per-call medians to a tenth of a millisecond, the phase's seconds whole."""
+
+    def ratio(value: float | None) -> float | None:
+        return None if value is None else round(value, 2)
+
+    def call(value: float | None) -> float | None:
+        return None if value is None else round(value, 4)
+
+    return {
+        "verdict": facts.verdict, "reason": facts.reason, "target": facts.target, "ratio": ratio(facts.ratio),
+        "ci_low": ratio(facts.ci_low), "ci_high": ratio(facts.ci_high), "confidence": facts.confidence, "rounds": facts.rounds,
+        "learner_s": call(facts.learner_s), "baseline_s": call(facts.baseline_s), "cpu_checked": facts.cpu_checked,
+        "phase_s": round(facts.phase_s),
+    }  # fmt: skip
 
 
 def machine_line(machine: dict[str, Any]) -> str:
