@@ -14,6 +14,11 @@ const delimiters = [
 function render(root) {
   for (const el of (root || document).querySelectorAll("[data-math]")) {
     renderMathInElement(el, { delimiters, throwOnError: false });
+    // A wide display or code block scrolls sideways: a keyboard user must be able to
+    // focus it to scroll it (WCAG 2.1.1; axe's scrollable-region-focusable).
+    for (const block of el.querySelectorAll(".katex-display, pre")) {
+      if (!block.hasAttribute("tabindex")) block.setAttribute("tabindex", "0");
+    }
   }
 }
 

@@ -1,0 +1,193 @@
+"""axe-core on every page a learner, a teacher, an instructor and an admin reach
+(issue 59, item 16), at 1440 and 800 px wide: no violation of impact moderate
+or worse.
+
+axe-core is vendored (tests/browser/vendor/axe-<version>.min.js, from the npm
+registry's axe-core tarball, MPL-2.0, its licence beside it) and injected into
+each page. The state a page needs (a graded Run with failures, a hint shown, a
+report, a course with an assignment and a notification, a Check's result) is
+made in the database, so no worker is needed: one browser, one signed-in context
+per role and width. ``A11Y_TABLE=path`` writes the route x rule table
+docs/accessibility.md shows."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.login import signed_in_context
+from tests.browser.test_learner_journey import browser  # noqa: F401  # the fixture: one Chromium
+
+pytestmark = [pytest.mark.browser]
+
+AXE = Path(__file__).with_name("vendor") / "axe-4.14.1.min.js"
+WIDTHS = {"1440": {"width": 1440, "height": 900}, "800": {"width": 800, "height": 1000}}
+SERIOUS = ("moderate", "serious", "critical")
+RUNG = "kv-cache-size"
+MODULE = "inference-and-serving"
+# Left for the workspace's round-three layout (issue 59, item 12: at 800 px a workspace with
+# a last result opens on Output, which hides the instructions panel and its h1). Each entry
+# must still be found, so one fixed there fails here until it is taken out.
+KNOWN = {("800", label, "page-has-heading-one") for label in ("workspace, with results", "workspace in place, with results", "workspace, history open")}
+
+
+@pytest.fixture
+def world(live_server: Any, catalog: Any, learner: Any, instructor: Any, admin_user: Any) -> dict[str, Any]:
+    """A learner with a failed Run, a passed Submit, a shown hint, a report and a course; the
+    instructor owning the module and teaching the course, with a finished Check on a draft."""
+    from django.utils import timezone
+
+    from aids.models import HintReveal
+    from aids.services import file_report
+    from authoring.models import ModuleRole
+    from courses.demo import create_demo_course
+    from courses.feedback import add_feedback
+    from exercises.models import Module, Rung
+    from grader.models import Submission, SubmissionTestResult
+
+    rung = Rung.objects.select_related("current_version").get(slug=RUNG)
+    module = Module.objects.get(slug=MODULE)
+    ModuleRole.objects.create(module=module, user=instructor, role="editor")
+    course = create_demo_course(instructor, learner)
+    now = timezone.now()
+    done = {"status": "done", "started_at": now, "finished_at": now, "rung": rung, "rung_version": rung.current_version, "user": learner}
+    run = Submission.objects.create(kind="run", code="def kv_cache_bytes():\n    return 0\n", outcome="failed",
+                                    message="1 of 3 tests failed.", timings={"total": 0.4}, **done)
+    SubmissionTestResult.objects.create(submission=run, order=0, name="test_counts_keys_and_values", outcome="passed", duration_s=0.01)
+    SubmissionTestResult.objects.create(submission=run, order=1, name="test_bytes_per_element", outcome="failed", duration_s=0.01,
+                                        message="assert 0 == 4096", detail="E   assert 0 == 4096")
+    submit = Submission.objects.create(kind="submit", code="def kv_cache_bytes():\n    return 4096\n", outcome="passed",
+                                       message="All tests passed.", timings={"total": 1.0}, **done)
+    SubmissionTestResult.objects.create(submission=submit, order=0, name="test_hidden_shapes", outcome="passed", duration_s=0.2, hidden=True)
+    HintReveal.objects.create(learner=learner, rung=rung, number=1, rung_version=rung.current_version)
+    report = file_report(user=learner, rung=rung, message="The worked example uses GB where the test wants GiB.", code="print(1)\n")
+    add_feedback(course=course, submission=submit, author=instructor, body="Name the scale factor.", line=1)
+    return {"course": course, "submit": submit, "report": report, "site": str(live_server.url)}
+
+
+def _routes(world: dict[str, Any], learner: Any) -> list[tuple[str, str, str]]:
+    """(role, label, path) of every page the issue names; a #fragment names an action
+    (ACTIONS) done on the page before axe runs. The workspace with results shows the
+    shown hint and the learner's report too."""
+    course = world["course"]
+    assignment = course.assignments.first()
+    submit = world["submit"]
+    return [
+        ("anonymous", "login", "/accounts/login/"),
+        ("anonymous", "404", "/no-such-page/"),
+        ("learner", "catalog", "/"),
+        ("learner", "track", "/tracks/llm-systems-frontier/"),
+        ("learner", "module page", f"/modules/{MODULE}/"),
+        ("learner", "workspace, fresh", "/rungs/quantization-arithmetic/"),
+        ("learner", "workspace, with results", f"/rungs/{RUNG}/"),
+        ("learner", "workspace in place, fresh", "/rungs/quantization-arithmetic/?embed=1"),
+        ("learner", "workspace in place, with results", f"/rungs/{RUNG}/?embed=1"),
+        ("learner", "workspace, history open", f"/rungs/{RUNG}/#open-history"),
+        ("learner", "module page, mentor answer", f"/modules/{MODULE}/#ask-mentor"),
+        ("learner", "my courses", "/courses/"),
+        ("learner", "course page", f"/courses/{course.slug}/"),
+        ("learner", "assignment", f"/courses/{course.slug}/assignments/{assignment.pk}/"),
+        ("learner", "notifications", "/notifications/"),
+        ("instructor", "author home", "/author/"),
+        ("instructor", "module editor", f"/author/modules/{MODULE}/"),
+        ("instructor", "rung editor", f"/author/modules/{MODULE}/rungs/{RUNG}/"),
+        ("instructor", "module dashboard", f"/author/modules/{MODULE}/dashboard"),
+        ("instructor", "rung dashboard", f"/author/modules/{MODULE}/rungs/{RUNG}/dashboard"),
+        ("instructor", "report queue", f"/author/modules/{MODULE}/reports/"),
+        ("instructor", "report", f"/author/modules/{MODULE}/reports/{world['report'].pk}/"),
+        ("instructor", "mentor questions", f"/mentor/modules/{MODULE}/questions"),
+        ("instructor", "new module", "/author/modules/new"),
+        ("instructor", "teacher tools", f"/courses/{course.slug}/tools/"),
+        ("instructor", "gradebook", f"/courses/{course.slug}/gradebook/"),
+        ("instructor", "timeline", f"/courses/{course.slug}/learners/{learner.pk}/timeline/"),
+        ("instructor", "feedback", f"/courses/{course.slug}/submissions/{submit.pk}/feedback/"),
+        ("admin", "admin index", "/admin/"),
+        ("admin", "admin list", "/admin/grader/submission/"),
+        ("admin", "admin detail", f"/admin/grader/submission/{submit.pk}/change/"),
+        ("admin", "operations", "/author/operations/"),
+    ]
+
+
+def _open_history(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    if page.locator("#tab-output").is_visible():  # narrow: the history is on the Output tab
+        page.locator("#tab-output").click()
+    page.locator("#history summary").click()
+    expect(page.locator("#history-list li").first).to_be_visible()
+
+
+def _ask_mentor(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.locator("[data-mentor-form] textarea").fill("Why is decoding limited by memory bandwidth?")
+    page.locator("[data-mentor-form] button[type=submit]").click()
+    expect(page.locator("[data-mentor-answer]")).not_to_be_empty()
+    page.wait_for_timeout(300)  # KaTeX renders the answer's math just after
+
+
+ACTIONS: dict[str, Callable[[Any], None]] = {"open-history": _open_history, "ask-mentor": _ask_mentor}
+
+
+def _violations(page: Any) -> list[dict[str, Any]]:
+    """axe's violations of impact moderate or worse on ``page``: [{rule, impact, targets}]."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate("""async () => {
+        const result = await axe.run(document, {resultTypes: ['violations']});
+        return result.violations.map(v => ({rule: v.id, impact: v.impact, targets: v.nodes.map(n => n.target.join(' '))}));
+    }""")
+    return [v for v in found if v["impact"] in SERIOUS]
+
+
+@pytest.fixture
+def contexts(world: dict[str, Any], browser: Any, learner: Any, instructor: Any, admin_user: Any) -> Iterator[Callable[[str, str], Any]]:  # noqa: F811
+    """``page(role, width)``: one page per role and width, its context signed in once."""
+    opened: dict[tuple[str, str], Any] = {}
+    users = {"learner": learner, "instructor": instructor, "admin": admin_user}
+
+    def page(role: str, width: str) -> Any:
+        if (role, width) not in opened:
+            if role == "anonymous":
+                context = browser.new_context(viewport=WIDTHS[width], bypass_csp=True)
+            else:
+                context = signed_in_context(browser, world["site"], users[role], viewport=WIDTHS[width], bypass_csp=True)
+            opened[role, width] = context.new_page()
+            opened[role, width].set_default_timeout(15_000)
+        return opened[role, width]
+
+    yield page
+    for each in opened.values():
+        each.context.close()
+
+
+def test_every_page_has_no_moderate_or_worse_axe_violation(world: dict[str, Any], contexts: Any, learner: Any) -> None:
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    details: list[str] = []
+    known: set[tuple[str, str, str]] = set()
+    for width in WIDTHS:
+        for role, label, path in _routes(world, learner):
+            page = contexts(role, width)
+            path, _, action = path.partition("#")
+            page.goto(world["site"] + path)
+            page.wait_for_load_state("load")
+            if action:
+                ACTIONS[action](page)
+            found = _violations(page)
+            counts: dict[str, int] = {}
+            for violation in found:
+                counts[violation["rule"]] = counts.get(violation["rule"], 0) + len(violation["targets"])
+                if (width, label, violation["rule"]) in KNOWN:
+                    known.add((width, label, violation["rule"]))
+                    continue
+                details.append(f"{width} {label} {violation['rule']} ({violation['impact']}): {violation['targets'][:3]}")
+            table.setdefault(f"{role}: {label}", {})[width] = counts
+    if os.environ.get("A11Y_TABLE"):
+        Path(os.environ["A11Y_TABLE"]).write_text(json.dumps(table, indent=1))
+    assert not details, "\n".join(details)
+    assert known == KNOWN, f"fixed, take them out of KNOWN: {sorted(KNOWN - known)}"
