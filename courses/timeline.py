@@ -17,14 +17,14 @@ from enum import StrEnum
 from heapq import merge
 from itertools import islice
 
-from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import Lag
 
 from aids.models import HintReveal, ProblemReport
 from core.types import User
 from exercises.models import Rung
-from grader.constants import CaseOutcome
 from grader.models import Submission
+from grader.retention import with_test_counts
 from mentor.models import Question
 
 from .models import Course, Feedback
@@ -116,15 +116,14 @@ def diff_attempts(previous: str, current: str) -> tuple[list[DiffLine], int, boo
 
 def _attempts(learner: User, rung_ids: set[int]) -> QuerySet[Submission]:
     previous = Window(Lag("id"), partition_by=[F("rung_id")], order_by=[F("enqueued_at").asc(), F("id").asc()])
+    # Counted from the rows, or from an old Run's compacted ones (grader.retention).
     return (
-        Submission.objects.filter(user=learner, rung_id__in=rung_ids)
-        .select_related("rung", "rung_version")
-        .only("id", "kind", "status", "outcome", "code", "enqueued_at", "rung__slug", "rung_version__number", "rung_version__title")
-        .annotate(
-            previous_id=previous,
-            test_count=Count("test_results"),
-            passed_count=Count("test_results", filter=Q(test_results__outcome=CaseOutcome.PASSED)),
+        with_test_counts(
+            Submission.objects.filter(user=learner, rung_id__in=rung_ids)
+            .select_related("rung", "rung_version")
+            .only("id", "kind", "status", "outcome", "code", "enqueued_at", "rung__slug", "rung_version__number", "rung_version__title")
         )
+        .annotate(previous_id=previous)
         .order_by("-enqueued_at", "-id")
     )
 

@@ -21,6 +21,7 @@ from core.markdown import render_markdown
 from core.types import AuthenticatedHttpRequest, User
 from exercises.models import Rung
 from grader.constants import Kind
+from grader.retention import stored_tests
 
 from . import feedback as feedback_service
 from .constants import CourseRole
@@ -112,7 +113,7 @@ def submission_feedback(request: AuthenticatedHttpRequest, slug: str, pk: int) -
         "submission": submission,
         "lines": lines,
         "general": [c for c in comments if c.line is None],
-        "tests": list(submission.test_results.only("name", "outcome", "message", "hidden", "duration_s").order_by("order")),
+        "tests": stored_tests(submission),
         "show_output": submission.kind == Kind.RUN,
         "form": form if can_comment else None,
         "line_count": len(lines),

@@ -57,6 +57,12 @@ class Submission(ClaimedJob):
     machine = models.JSONField(default=dict, blank=True)
     # Unguessable id of the submission's live-update channel.
     channel = models.CharField(max_length=64, default=_channel_token, unique=True, editable=False)
+    # An old Run's per-test rows, compacted into one value by ``manage.py compact_runs``
+    # (grader/retention.py): the rows' fields, in order; None while the rows are kept.
+    archived_tests = models.JSONField(null=True, blank=True, editable=False)
+    # Its tests and passed tests, counted as the rows were archived (0 while the rows are kept).
+    archived_test_count = models.PositiveIntegerField(default=0, editable=False)
+    archived_passed_count = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-enqueued_at", "-pk"]

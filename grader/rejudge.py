@@ -22,6 +22,7 @@ from sandbox.interface import Runner
 from . import lifecycle, results, signals
 from .constants import OUTCOME_RANK, Kind, Outcome, Status
 from .models import Progress, Rejudge, RejudgeResult, Submission
+from .retention import stored_tests
 from .services import build_job
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 def _tests_of(submission: Submission) -> list[dict[str, Any]]:
     return [
         results.ShownTest(row.name, row.outcome, row.duration_s, row.message, row.detail, row.hidden).as_dict()
-        for row in submission.test_results.all()
+        for row in stored_tests(submission)
     ]
 
 
