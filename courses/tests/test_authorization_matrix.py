@@ -7,7 +7,7 @@ as every actor, against course A's and module M's objects, and checks each
 cell: a denial is a 403, a 404, or (anonymous) the login page or a 401; an
 allowed call answers as the entry says (a page, a redirect to the right place,
 a file). No response to an actor without a content role on the module ever
-contains the hidden tests' source or a wrong solution.
+contains the hidden tests' source, a wrong solution, an alternative or a mutant.
 
 Each request runs in a savepoint that is rolled back, so the actors all meet
 the same objects; nothing reaches Celery (``apply_async`` and
@@ -77,9 +77,13 @@ READERS = EDITORS | {"viewer"}
 INSTRUCTORS = ADMIN | {"owner", "teacher", "teacher_b"}
 SIGNED_IN = frozenset(ACTORS) - {"anonymous"}
 
-# What a rung hides from everyone but its content roles: its hidden tests' source and its wrong solutions.
+# What a rung hides from everyone but its content roles: its hidden tests' source, its wrong
+# solutions, its alternatives and its mutants (a Check's surviving ones, with their diffs).
 HIDDEN_SOURCE = "assert solution.secret_edge_zq7() == 7"
 WRONG_SOURCE = "def wrong_answer_zq7(): return 8"
+ALTERNATIVE_SOURCE = "def alternative_zq7(): return 3 + 4"
+MUTANT_SOURCE = "return 6  # mutant_zq7"
+SECRETS = tuple(secret.encode() for secret in (HIDDEN_SOURCE, WRONG_SOURCE, ALTERNATIVE_SOURCE, MUTANT_SOURCE))
 CONTENT_READERS = READERS
 
 
@@ -307,6 +311,7 @@ def _build_world() -> World:
         hidden_tests=f"def test_hidden(solution):\n    {HIDDEN_SOURCE}\n",
         hidden_test_meta={"test_hidden": {"description": "The hidden edge case."}},
         wrong_solutions={"wrong.py": {"description": "Off by one.", "code": WRONG_SOURCE}},
+        alternatives={"sum.py": {"description": "Adds.", "code": ALTERNATIVE_SOURCE}},
     )
     rung.current_version = version
     rung.save(update_fields=["current_version"])
@@ -391,9 +396,12 @@ def _add_content_objects(world: World) -> None:
         module=world.module, rung=world.rung, base_version=version, slug=world.rung.slug, title=version.title,
         instructions_md=version.instructions_md, starter_code=version.starter_code, reference_code=version.reference_code,
         visible_tests=version.visible_tests, hidden_tests=version.hidden_tests, hidden_test_meta=version.hidden_test_meta,
-        wrong_solutions=version.wrong_solutions,
+        wrong_solutions=version.wrong_solutions, alternatives=version.alternatives,
     )
-    world.extra["check"] = RungCheck.objects.create(draft=draft, content_hash="stale", status=Status.DONE, ok=False)
+    world.extra["check"] = RungCheck.objects.create(
+        draft=draft, content_hash="stale", status=Status.DONE, ok=False,
+        mutation={"mutation_score": 0.5, "surviving": [{"id": "m1", "diff": f"--- a\n+++ b\n@@ -2 +2 @@\n-    return 7\n+    {MUTANT_SOURCE}\n"}]},
+    )
     world.extra["problem"] = ProblemReport.objects.create(
         learner=world.users["learner"], rung=world.rung, rung_version=version, submission=world.submission_a, message="Test 3 is wrong?",
     )
@@ -458,8 +466,8 @@ def _send(client: Client, endpoint: Endpoint, world: World) -> tuple[HttpRespons
 def _verdict(endpoint: Endpoint, actor: str, response: HttpResponse, body: bytes, world: World) -> str | None:
     """What is wrong with ``actor``'s answer, or None."""
     status = response.status_code
-    if actor not in CONTENT_READERS and (HIDDEN_SOURCE.encode() in body or WRONG_SOURCE.encode() in body):
-        return f"{status} shows the hidden tests or a wrong solution"
+    if actor not in CONTENT_READERS and any(secret in body for secret in SECRETS):
+        return f"{status} shows a hidden test, a wrong solution, an alternative or a mutant"
     if actor not in endpoint.allowed:
         if actor == "anonymous":
             return None if _is_login_redirect(response) or status == 401 else f"{status}, not the login page"
@@ -479,6 +487,12 @@ def test_each_actor_gets_what_the_matrix_says(endpoint: Endpoint, world: World, 
         if (found := _verdict(endpoint, actor, response, body, world)) is not None:
             wrong[actor] = found
     assert not wrong, f"{endpoint.id}: {wrong}"
+
+
+def test_the_content_readers_do_see_what_everyone_else_must_not(world: World, actors: Actors) -> None:
+    """The secrets the matrix looks for are on the editor's page of the rung: their absence elsewhere means something."""
+    body = actors.as_("editor").get(reverse("authoring:rung", kwargs=_rung(world))).content
+    assert [secret for secret in SECRETS if secret not in body] == []
 
 
 @pytest.mark.parametrize(("name", "kwargs"), CROSSED, ids=[name for name, _ in CROSSED])
