@@ -76,6 +76,8 @@ EDITORS = ADMIN | {"editor"}
 READERS = EDITORS | {"viewer"}
 INSTRUCTORS = ADMIN | {"owner", "teacher", "teacher_b"}
 SIGNED_IN = frozenset(ACTORS) - {"anonymous"}
+# Signed in, no role in course A: its pages are a 404 to them, as if it did not exist.
+OUTSIDERS_OF_A = frozenset({"teacher_b", "editor", "viewer", "stranger"})
 
 # What a rung hides from everyone but its content roles: its hidden tests' source, its wrong
 # solutions, its alternatives and its mutants (a Check's surviving ones, with their diffs).
@@ -471,6 +473,8 @@ def _verdict(endpoint: Endpoint, actor: str, response: HttpResponse, body: bytes
     if actor not in endpoint.allowed:
         if actor == "anonymous":
             return None if _is_login_redirect(response) or status == 401 else f"{status}, not the login page"
+        if actor in OUTSIDERS_OF_A and endpoint.kwargs(world).get("slug") == world.course_a.slug and status != 404:
+            return f"{status}: course A's page tells an outsider it exists (404 expected)"
         return None if status in (403, 404) else f"{status}, not denied"
     if status not in endpoint.ok or _is_login_redirect(response):
         return f"{status}{' to ' + response['Location'] if status == 302 else ''}, not allowed"
