@@ -318,6 +318,7 @@ def history(request: HttpRequest, slug: str, page: int = 1) -> dict[str, Any]:
         "attempts": [
             {
                 "id": attempt.submission.pk,
+                "number": attempt.number,
                 "kind": attempt.submission.kind,
                 "status": attempt.submission.status,
                 "outcome": attempt.submission.outcome,

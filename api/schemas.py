@@ -110,6 +110,8 @@ class Accepted(Schema):
 
 class HistoryAttempt(Schema):
     id: int
+    # The learner's own count of attempts at the rung (1, 2, 3...), as the workspace numbers them.
+    number: int
     kind: str
     status: str
     outcome: str
