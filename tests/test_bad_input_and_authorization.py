@@ -85,6 +85,8 @@ URLS_WITH_IDS = {
     "events/<str:channel>": "test_another_learners_live_channel_is_404",
     "mentor/modules/<slug:slug>/questions": "mentor.tests.test_staff_view",
     "admin/": "test_the_admin_is_closed_to_learners",
+    # The API's own ids (jobs) are proved in api/tests/test_what_a_learner_sees.py, by token.
+    "api/tokens/<int:pk>/revoke": "api.tests.test_tokens.test_one_learner_cannot_revoke_another_s_token",
 }
 
 
