@@ -1,10 +1,14 @@
 """The Prometheus endpoint (issue 61, item 3): only a bearer of METRICS_TOKEN
 reads it, labels are view names, and a Submit graded by a real worker shows
 in flight while it waits and counted once it is graded, from the web's
-endpoint (multiprocess folder) and from the worker's own port."""
+endpoint (multiprocess folder) and from the worker's own port. The same
+Submit's web and worker log lines share its ids (item 5; one worker and one
+Submit for both, as each costs seconds)."""
 
 from __future__ import annotations
 
+import json
+import logging
 import socket
 import urllib.request
 from pathlib import Path
@@ -13,11 +17,13 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from core.logs import JsonLines
 from grader.constants import Outcome, Status
 from grader.models import Submission
 from tests.faults.test_faults import wait_for
 
 TOKEN = "scrape-token-for-tests"
+REQUEST_ID = "trace-submit-0001"
 KV = Path(__file__).resolve().parents[2] / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
 
 
@@ -67,15 +73,21 @@ def _free_port() -> int:
 @pytest.mark.worker
 @pytest.mark.redis
 @pytest.mark.docker
-def test_a_submit_is_in_flight_then_counted_on_the_web_and_the_workers_endpoints(kv_rung, learner, client, worker_factory, settings, monkeypatch, tmp_path):
+def test_a_submit_is_in_flight_then_counted_and_its_log_lines_share_its_ids(kv_rung, learner, client, worker_factory, settings, monkeypatch, tmp_path, caplog):
     settings.METRICS_TOKEN = TOKEN
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # the web side reads the worker's folder
     port = _free_port()
-    worker = worker_factory().start(PROMETHEUS_MULTIPROC_DIR=str(tmp_path), WORKER_METRICS_PORT=str(port))
+    worker = worker_factory().start(PROMETHEUS_MULTIPROC_DIR=str(tmp_path), WORKER_METRICS_PORT=str(port))  # LOG_FORMAT: json by default
     client.force_login(learner)
-    response = client.post("/rungs/kv-cache-size/submit", {"code": (KV / "reference.py").read_text(), "version": kv_rung.current_version.number})
+    with caplog.at_level(logging.INFO, logger="grader.services"):
+        response = client.post(
+            "/rungs/kv-cache-size/submit", {"code": (KV / "reference.py").read_text(), "version": kv_rung.current_version.number}, HTTP_X_REQUEST_ID=REQUEST_ID
+        )
     assert response.status_code == 202, response.content
+    assert response["X-Request-ID"] == REQUEST_ID
     pk = response.json()["id"]
+    web_lines = [json.loads(JsonLines().format(record)) for record in caplog.records if getattr(record, "submission_id", None) == str(pk)]
+    assert {(line["request_id"], line["user_id"]) for line in web_lines} == {(REQUEST_ID, str(learner.pk))}, caplog.text
 
     during = scrape(client)
     in_flight = sum(during.get(("dojo_jobs_in_flight", (("job", "submission"), ("status", status))), 0) for status in ("queued", "running"))
@@ -92,3 +104,12 @@ def test_a_submit_is_in_flight_then_counted_on_the_web_and_the_workers_endpoints
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
         from_worker = samples(answer.read().decode())
     assert from_worker[("dojo_jobs_total", (("kind", "submit"), ("outcome", "passed")))] == 1
+
+    worker_lines = wait_for(lambda: [line for line in worker_log_lines(worker.log_path, str(pk)) if "graded" in line["message"]], 10, "the worker's graded line", worker.log)
+    assert {(line["request_id"], line["user_id"]) for line in worker_log_lines(worker.log_path, str(pk))} == {(REQUEST_ID, str(learner.pk))}, worker_lines
+
+
+def worker_log_lines(path: Path, submission_id: str) -> list[dict[str, str]]:
+    """The worker's JSON log lines about ``submission_id``."""
+    lines = [json.loads(text) for text in path.read_text(errors="replace").splitlines() if text.startswith("{")]
+    return [line for line in lines if line.get("submission_id") == submission_id]
