@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 import yaml
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from core.roles import can_edit_module, is_admin
 from core.types import User
@@ -34,7 +34,7 @@ from sandbox.jobs import planned_tests
 
 from .content_roles import make_creator_editor
 from .exceptions import ImportRefused
-from .messages import EXTERNAL_ID_TAKEN
+from .messages import EXTERNAL_ID_TAKEN, TAKEN_MEANWHILE
 from .models import RungDraft
 
 # Bounds on an uploaded zip: the catalog is text and small.
@@ -343,16 +343,19 @@ def import_files(files: Mapping[str, str], user: User) -> SyncReport:
             raise ImportRefused("the zip holds no module (expected <track>/track.yaml and <track>/<module>/module.yaml)")
         _check_import_allowed(catalog, user)
         publish = is_admin(user)
-        with transaction.atomic():
-            before = set(Module.objects.values_list("slug", flat=True))
-            report = store_catalog(catalog, rungs=publish)  # read above, outside the transaction
-            for track_files in catalog:
-                for module_files in track_files.modules:
-                    module = Module.objects.get(slug=module_files.meta.slug)
-                    if module_files.meta.slug not in before:
-                        make_creator_editor(module, user)
-                    if not publish:
-                        _store_drafts(module, module_files.rungs, user, report)
+        try:
+            with transaction.atomic():
+                before = set(Module.objects.values_list("slug", flat=True))
+                report = store_catalog(catalog, rungs=publish)  # read above, outside the transaction
+                for track_files in catalog:
+                    for module_files in track_files.modules:
+                        module = Module.objects.get(slug=module_files.meta.slug)
+                        if module_files.meta.slug not in before:
+                            make_creator_editor(module, user)
+                        if not publish:
+                            _store_drafts(module, module_files.rungs, user, report)
+        except IntegrityError as exc:  # a module's id or a slug taken since the checks above
+            raise ImportRefused(TAKEN_MEANWHILE) from exc
     return report
 
 

@@ -306,3 +306,13 @@ def test_an_id_taken_between_the_forms_check_and_the_save_is_a_sentence_not_a_50
                                                    "title": "Impostor", "order": "9"})
     assert response.status_code == 200 and "took this slug or id a moment ago" in response.content.decode()
     assert not Module.objects.filter(slug="impostor").exists() and not ModuleRole.objects.exists()
+
+
+def test_an_id_taken_between_the_imports_checks_and_its_writes_refuses_the_import(catalog, admin_user, monkeypatch):
+    monkeypatch.setattr(transfer, "external_id_taken", lambda external_id, exclude_slug=None: None)  # as if taken just after the checks
+    files = transfer.export_module(Module.objects.get(slug="training-at-scale"))
+    taken = {name.replace("training-at-scale", "copycat"): text.replace("slug: training-at-scale", "slug: copycat")
+             for name, text in files.items() if "/rungs/" not in name}
+    with pytest.raises(ImportRefused, match="a moment ago"):
+        transfer.import_files(taken, admin_user)
+    assert not Module.objects.filter(slug="copycat").exists()
