@@ -339,6 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS)
     options = parser.parse_args(argv)
     scales = options.scale or [0.1, 1.0]
+    # A TERM (or INT in the background) stops gunicorn and drops the database on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     _setup()
     results = [run_scale(scale, options.requests) for scale in scales]
     return 0 if report(results, options.requests, options.output) else 1

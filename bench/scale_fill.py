@@ -31,7 +31,7 @@ FULL = {
 }
 ASSIGNMENTS_PER_COURSE = 10
 RUNGS_PER_ASSIGNMENT = 3
-VERSIONS_PER_RUNG = 10
+VERSIONS_PER_RUNG = 30
 HOT_SHARE = 10  # one submission in this many is on the hot rung
 PASSWORD_HASH = "!"  # unusable: the bench logs in by session
 

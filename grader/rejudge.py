@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
 from core.runners import default_runner
@@ -135,15 +135,26 @@ def regrades_by_rung(user_id: int, rung_ids: Iterable[int]) -> dict[int, Rejudge
     return latest
 
 
+# The preview lists this many results at most, the changed ones first: a
+# rung's rejudge may regrade 100,000 submissions, and rendering them all
+# took over a minute (bench/scale.py); the counts are always whole.
+REJUDGE_ROWS_SHOWN = 200
+
+
 def rejudge_state(rejudge: Rejudge) -> dict[str, Any]:
-    results = list(rejudge.results.select_related("submission__user", "submission__rung", "old_version", "new_version"))
-    done = [result for result in results if result.status == Status.DONE]
+    """The counts of the preview (total, graded again, would change), and up to REJUDGE_ROWS_SHOWN results to list."""
+    rows = rejudge.results.select_related("submission__user", "submission__rung", "old_version", "new_version")
+    would_change = Q(status=Status.DONE) & ~Q(new_outcome=F("old_outcome"))
+    counts = rejudge.results.aggregate(total=Count("pk"), done=Count("pk", filter=Q(status=Status.DONE)), changed=Count("pk", filter=would_change))
+    changed = list(rows.filter(would_change).order_by("pk")[:REJUDGE_ROWS_SHOWN])
+    others = list(rows.exclude(would_change).order_by("pk")[: REJUDGE_ROWS_SHOWN - len(changed)]) if len(changed) < REJUDGE_ROWS_SHOWN else []
     return {
-        "results": results,
-        "total": len(results),
-        "done": len(done),
-        "finished": len(done) == len(results),
-        "changed": [result for result in done if result.changed],
+        "results": changed + others,
+        "total": counts["total"],
+        "done": counts["done"],
+        "finished": counts["done"] == counts["total"],
+        "changed": changed,
+        "changed_count": counts["changed"],
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from authoring import transfer
 from exercises.models import Module, Rung, Track
@@ -132,3 +133,29 @@ def test_applying_before_every_result_is_graded_is_refused(rung, graded, admin_u
     batch = rejudge.start_rejudge([graded], target=Rejudge.Target.CURRENT, user=admin_user)
     with pytest.raises(ValueError, match="not finished"):
         rejudge.apply_rejudge(batch, admin_user)
+
+
+def test_the_preview_of_a_big_rejudge_counts_every_result_and_lists_the_changed_ones_first(rung, graded, admin_user, monkeypatch):
+    """A rung's rejudge may regrade 100,000 submissions: the page lists a few, the changed first, and counts them all (bench/scale.py)."""
+    monkeypatch.setattr(rejudge, "REJUDGE_ROWS_SHOWN", 2)
+    copies: list[int] = []
+    for _ in range(4):
+        graded.pk, graded.channel = None, f"copy-{len(copies)}"
+        graded.save()
+        copies.append(graded.pk)
+    batch = rejudge.start_rejudge(Submission.objects.filter(pk__in=copies), target=Rejudge.Target.CURRENT, user=admin_user)
+    RejudgeResult.objects.filter(rejudge=batch).update(status=Status.DONE, new_outcome=Outcome.FAILED)
+    moved = RejudgeResult.objects.filter(rejudge=batch).order_by("-pk").first()
+    assert moved is not None
+    RejudgeResult.objects.filter(pk=moved.pk).update(new_outcome=Outcome.PASSED)
+
+    state = rejudge.rejudge_state(batch)
+    assert (state["total"], state["done"], state["finished"], state["changed_count"]) == (4, 4, True, 1)
+    assert [result.pk for result in state["changed"]] == [moved.pk]
+    assert len(state["results"]) == 2 and state["results"][0].pk == moved.pk
+
+    client = Client()
+    client.force_login(admin_user)
+    page = client.get(f"/author/rejudges/{batch.pk}/").content.decode()
+    assert "<strong>4 of 4</strong>" in page and '<strong id="changed-count">1</strong>' in page
+    assert "The 2 listed below are the first, the changed ones first." in page
