@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from api import tokens
 from api.constants import Scope
 
 from .dojo import Dojo
@@ -19,8 +18,11 @@ pytestmark = [pytest.mark.worker, pytest.mark.redis, pytest.mark.docker]
 KV = Path(__file__).resolve().parents[2] / "exercises" / "llm-systems-frontier" / "inference-and-serving" / "rungs" / "01-kv-cache-size"
 
 
-def test_fetch_test_locally_fix_submit_and_fetch_the_reference(live_server, catalog, worker, learner, tmp_path):
-    secret = tokens.create_token(user=learner, name="laptop", scope=Scope.RUN_SUBMIT, days=7).secret
+def test_fetch_test_locally_fix_submit_and_fetch_the_reference(live_server, catalog, worker, learner_client, tmp_path):
+    # The token is made on the API tokens page, as a learner makes one.
+    made = learner_client.post("/api/tokens/", {"name": "laptop", "scope": Scope.RUN_SUBMIT, "days": "7"})
+    secret = made.context["secret"]
+    assert secret and secret in made.content.decode()
     dojo = Dojo(config_dir=tmp_path / "config", cwd=tmp_path)
     try:
         assert dojo("login", live_server.url, input=secret + "\n").returncode == 0
