@@ -59,26 +59,39 @@ class FieldProblem:
     field: str  # the form field's name (the anchor the page links to)
     label: str
     message: str
+    item: str = ""  # the row at fault: a hidden test's name or a wrong solution's file, shown in that row
 
     def __str__(self) -> str:
         return f"{self.label}: {self.message}"
 
 
+# pydantic's messages for an empty or absent value, which the form's words replace.
+_EMPTY = ("String should have at least 1 character", "Field required", "missing")
+
+
 def _rung_yaml(key: str, message: str) -> FieldProblem:
     head, _, rest = key.partition(".")
     field, label = KEY_FIELDS.get(head, GENERAL)
+    item, dot, part = rest.rpartition(".")  # a file name has a dot of its own: bad.py.description
+    if head in ("hidden_tests", "wrong_solutions", "alternatives") and dot and part == "description" and message.startswith(_EMPTY):
+        message, rest = "missing", item  # an empty description in the table: the same as none
     if head == "hidden_tests" and rest:
         if message.startswith("missing"):
-            return FieldProblem(field, label, f"the test {rest} needs a description in the table under the hidden tests.")
+            return FieldProblem(field, label, f"the test {rest} needs a description in the table under the hidden tests.", rest)
         if message.startswith("no such test"):
-            return FieldProblem(field, label, f"the table describes {rest}, but the hidden tests define no such function.")
+            return FieldProblem(field, label, f"the table describes {rest}, but the hidden tests define no such function.", rest)
     if head == "wrong_solutions" and rest:
         if message.startswith("missing"):
-            return FieldProblem(field, label, f"{rest} needs a description of the mistake it makes.")
+            return FieldProblem(field, label, f"{rest} needs a description of the mistake it makes.", rest)
         if message.startswith("no such file"):
-            return FieldProblem(field, label, f"{rest} is described but has no code.")
+            return FieldProblem(field, label, f"{rest} is described but has no code.", rest)
+    if head == "alternatives" and rest and message.startswith("missing"):
+        return FieldProblem(field, label, f"{rest} needs a description of how it differs from the reference.")
     if head == "limits" and rest:
         return FieldProblem(field, label, f"{rest.replace('_', ' ')}: {message}")
+    if message.startswith(_EMPTY):
+        where = f"{label} ({rest.replace('.', ' ').replace('_', ' ')})" if rest else label
+        return FieldProblem(field, label, f"{where} is empty: fill it in.")
     return FieldProblem(field, label, message[:1].upper() + message[1:])
 
 
@@ -101,10 +114,26 @@ def describe(problem: str) -> FieldProblem:
     return FieldProblem(*GENERAL, problem)
 
 
+def describe_all(problem: str) -> list[FieldProblem]:
+    """Every problem of one loader message, as the rung form names them: the schema's check
+    of rung.yaml reports all its keys at fault in one message ("…rung.yaml: key 'a': m; key 'b': m"),
+    and each is a problem of its own, next to its own field (issue 59, item 15)."""
+    head, separator, rest = problem.partition(": key '")
+    if not separator or "; key '" not in rest:
+        return [describe(problem)]
+    described = [describe(f"{head}: key '{part}") for part in rest.split("; key '")]
+    return list(dict.fromkeys(described))  # two empty cells of one row say one thing once
+
+
+def sentence(problem: str) -> str:
+    """One loader message as one sentence of the form's words, every problem in it named."""
+    return " ".join(str(each) for each in describe_all(problem))
+
+
 def by_field(problems: list[str]) -> dict[str, list[FieldProblem]]:
     """The draft's problems grouped by the form field they belong next to."""
     grouped: dict[str, list[FieldProblem]] = {}
     for problem in problems:
-        described = describe(problem)
-        grouped.setdefault(described.field, []).append(described)
+        for described in describe_all(problem):
+            grouped.setdefault(described.field, []).append(described)
     return grouped

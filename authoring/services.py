@@ -37,7 +37,8 @@ from . import messages
 from .exceptions import AuthoringError, CheckRefused, PublishRefused
 from .models import RungCheck, RungDraft
 from .problems import by_field as problems_by_field
-from .problems import describe as describe_problem
+from .problems import describe_all as describe_problems
+from .problems import sentence as problem_sentence
 from .transfer import read_rung_files, rung_files
 
 log = logging.getLogger(__name__)
@@ -109,8 +110,10 @@ def draft_state(draft: RungDraft) -> dict[str, Any]:
     unchanged = published is not None and published.content_hash == digest
     refusal = mutation_refusal(check) if check is not None and check.status == Status.DONE and check.ok else None
     return {
-        "problems": [str(problem) for problem in map(describe_problem, problems)],
+        "problems": [str(each) for problem in problems for each in describe_problems(problem)],
         "problems_by_field": problems_by_field(problems),
+        # The hidden tests and wrong solutions that have a row in the form: their problems are shown there.
+        "row_items": {*dict(draft.hidden_test_meta or {}), *dict(draft.wrong_solutions or {})},
         "content_hash": digest,
         "check": check,
         "check_fresh": fresh,
@@ -221,7 +224,7 @@ def request_check(draft: RungDraft, user: User) -> RungCheck:
     try:
         files = build_draft(draft)
     except CatalogError as exc:
-        raise AuthoringError(f"fix this first: {describe_problem(str(exc))}") from exc
+        raise AuthoringError(f"fix this first: {problem_sentence(str(exc))}") from exc
     snapshot = draft_files(draft)
     digest = files_digest(snapshot)
     with transaction.atomic():
@@ -300,7 +303,7 @@ def publish_draft(draft: RungDraft, user: User) -> RungVersion:
     try:
         files = build_draft(draft)
     except CatalogError as exc:
-        raise PublishRefused(str(describe_problem(str(exc)))) from exc
+        raise PublishRefused(problem_sentence(str(exc))) from exc
     return _publish(draft.pk, draft.updated_at, files, user)
 
 

@@ -144,6 +144,20 @@ def test_a_draft_with_an_undescribed_hidden_test_cannot_be_checked(client, instr
     assert "hidden_tests.test_zero" not in page and "rung.yaml" not in page
 
 
+def test_two_empty_descriptions_are_both_named_in_sentences_next_to_their_rows(client, instructor, track, checks, django_capture_on_commit_callbacks):
+    # The page showed pydantic's words for the first empty cell only (issue 59, item 15).
+    client.force_login(instructor)
+    _author(client, track, django_capture_on_commit_callbacks, **{"hidden-0-description": "", "hidden-1-description": ""})
+    assert checks == []
+    page = client.get("/author/modules/warm-ups/rungs/add-two/").content.decode()
+    for test in ("test_negative_numbers", "test_zero"):
+        said = f"the test {test} needs a description in the table under the hidden tests."
+        assert f'Problem in <a href="#section-hidden_tests">Hidden tests</a>: {said}' in page, test  # the list at the top
+        row = page[page.index(f'value="{test}"'):]
+        assert row.index(said) < row.index("</tr>"), test
+    assert "String should" not in page and "hidden_tests." not in page
+
+
 def test_a_rung_authored_in_the_views_round_trips_through_export_and_import_unchanged(
     client, admin_user, instructor, track, checks, in_process_runner, django_capture_on_commit_callbacks
 ):
