@@ -12,6 +12,7 @@ grades are made by grader.services with a fake runner (no worker, no Docker)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -212,7 +213,7 @@ def test_in_place_the_workspace_fills_the_window_and_the_ladder_follows_it(
     submission = Submission.objects.get()
     services.grade_submission(submission.pk, runner=FakeRunner(job_result("passed")))
     expect(state).to_have_text("✓ solved", timeout=15_000)
-    expect(page.locator("#ladder-count")).to_contain_text("1/7 solved")
+    expect(page.locator("#ladder-count")).to_contain_text(re.compile(r" 1/\d+ solved"))
 
     # "Next rung" opens rung 2's own entry (rung 1's closes).
     if viewport is NARROW:
