@@ -134,6 +134,10 @@ def test_learners_see_module_titles_not_internal_ids(page_site: str, browser: An
         page.context.close()
 
 
+# Code blocks of the instructions wider than their box (clipped, or scrolled out of reach).
+CLIPPED_CODE = "() => [...document.querySelectorAll('#panel-instructions pre')].filter(p => p.scrollWidth > p.clientWidth + 1).length"
+
+
 def _lines_shown(frame_or_page: Any) -> float:
     """How many editor lines the editor's box holds."""
     return float(frame_or_page.evaluate(
@@ -149,12 +153,12 @@ def test_the_full_page_editor_shows_25_lines_and_instruction_code_wraps(page_sit
     page = _open(browser, page_site, WIDE, learner)
     assert _lines_shown(page) >= 25, _lines_shown(page)
     page.screenshot(path=str(SHOTS / "workspace-1440x900-round3.png"))
-    clipped = page.evaluate("() => [...document.querySelectorAll('#panel-instructions pre')].filter(p => p.scrollWidth > p.clientWidth + 1).length")
-    assert clipped == 0, "a code block in the instructions runs past its panel"
+    assert page.evaluate(CLIPPED_CODE) == 0, "a code block in the instructions runs past its panel"
     page.context.close()
 
     page = _open(browser, page_site, NARROW, learner, wait_for_editor=False)
     expect(page.locator("#tab-instructions")).to_have_attribute("aria-selected", "true")
+    assert page.evaluate(CLIPPED_CODE) == 0, "a code block in the instructions runs past its panel"
     expect(page.locator("#rung-title")).to_be_in_viewport()
     page.click("#tab-output")
     expect(page.locator(".ws-title")).to_be_visible()

@@ -1,6 +1,7 @@
 // The code's size against the real limit (UTF-8 bytes, as the server counts
-// it): shown near the limit, and checked before sending; and the offer to
-// reset an empty editor to the starter code.
+// it): always shown beside the editor, so the limit is known before it is
+// met, and checked before sending; and the offer to reset an empty editor to
+// the starter code.
 import { $ } from "./dom.js";
 
 const encoder = new TextEncoder();
