@@ -6,6 +6,7 @@ from __future__ import annotations
 TOKEN_MISSING = "Send a personal access token: Authorization: Bearer <token> (make one on the API tokens page)."
 TOKEN_UNKNOWN = "This token is not known: check it, or make a new one on the API tokens page."
 TOKEN_REVOKED = "This token was revoked: make a new one on the API tokens page."
+TOKEN_PASSWORD_CHANGED = "This token ended when the account's password changed: make a new one on the API tokens page."
 TOKEN_EXPIRED = "This token has expired: make a new one on the API tokens page."
 ACCOUNT_INACTIVE = "This account is disabled."
 SCOPE_RUN_SUBMIT = "This token may only read: Run, Submit and saving drafts need a token with the run_submit scope."

@@ -23,6 +23,9 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField()
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # The user's session auth hash when it was made (a keyed hash of the password hash): a token
+    # ends when the password changes, as every session does (docs/security.md, API tokens).
+    auth_hash = models.CharField(max_length=128, default="", editable=False)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

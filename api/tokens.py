@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 
 from core.types import User
 
@@ -48,6 +49,7 @@ def create_token(*, user: User, name: str, scope: str, days: int) -> NewToken:
         prefix=secret[: len(TOKEN_PREFIX) + 4],
         scope=scope,
         expires_at=timezone.now() + timedelta(days=days),
+        auth_hash=user.get_session_auth_hash(),
     )
     return NewToken(token, secret)
 
@@ -71,6 +73,9 @@ def authenticate_token(secret: str) -> ApiToken:
         raise ApiRefused(messages.TOKEN_EXPIRED, "token_expired", 401)
     if not token.user.is_active:
         raise ApiRefused(messages.ACCOUNT_INACTIVE, "account_inactive", 401)
+    if not constant_time_compare(token.auth_hash, token.user.get_session_auth_hash()):
+        # A stolen session's token must not outlive the password change that ends the session.
+        raise ApiRefused(messages.TOKEN_PASSWORD_CHANGED, "password_changed", 401)
     stale = now - timedelta(seconds=LAST_USED_RESOLUTION_S)
     ApiToken.objects.filter(pk=token.pk).filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=stale)).update(last_used_at=now)
     return token

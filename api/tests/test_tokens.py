@@ -92,3 +92,16 @@ def test_last_used_is_written_at_most_once_a_minute(learner, django_assert_max_n
     first = ApiToken.objects.get(pk=made.token.pk).last_used_at
     client.get("/me")
     assert first is not None and ApiToken.objects.get(pk=made.token.pk).last_used_at == first
+
+
+def test_a_password_change_ends_every_token_as_it_ends_every_session(learner, client):
+    made = make_token(learner)
+    api = TokenClient(made.secret)
+    assert api.get("/me").status_code == 200
+    client.force_login(learner)
+    changed = client.post(
+        "/accounts/password_change/",
+        {"old_password": "learner-pass-123", "new_password1": "a-new-long-pass-789", "new_password2": "a-new-long-pass-789"},
+    )
+    assert changed.status_code == 302
+    assert "password changed" in _refused(api.get("/me"), 401, "password_changed")
