@@ -191,3 +191,16 @@ def test_every_page_has_no_moderate_or_worse_axe_violation(world: dict[str, Any]
         Path(os.environ["A11Y_TABLE"]).write_text(json.dumps(table, indent=1))
     assert not details, "\n".join(details)
     assert known == KNOWN, f"fixed, take them out of KNOWN: {sorted(KNOWN - known)}"
+
+
+def test_only_the_result_summary_is_announced(world: dict[str, Any], contexts: Any) -> None:
+    # Per-test rows and the key hints were live regions too: a Run of 20 tests was read out
+    # row by row, and every focus of the editor read its key hints (issue 59, item 17).
+    page = contexts("learner", "1440")
+    page.goto(world["site"] + f"/rungs/{RUNG}/")
+    page.locator("#tests li, #tests-passed li").first.wait_for(state="attached")  # the last result is shown
+    live = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '#panel-code [aria-live]:not([aria-live=off]), #panel-output [aria-live]:not([aria-live=off]), #panel-code [role=status], #panel-output [role=status], #panel-output [role=alert]'
+    )).map(element => element.id || element.className)""")
+    # cm-announced: CodeMirror's own region, which speaks only for its search and completion.
+    assert [name for name in live if name != "cm-announced"] == ["status"]
