@@ -36,12 +36,14 @@ def _one_line_error(done, *words: str) -> str:
     return str(line)
 
 
-def test_login_keeps_the_token_in_a_0600_file_and_fetch_writes_the_rung(live_server, transactional_db, catalog, secret, dojo):
+def test_login_keeps_the_token_in_a_0600_file_then_list_and_fetch_work(live_server, transactional_db, catalog, secret, dojo):
     done = dojo("login", live_server.url, input=secret + "\n")
     assert done.returncode == 0, done.stderr
     config = dojo.config_dir / "config.json"
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     assert json.loads(config.read_text()) == {"server": live_server.url, "token": secret}
+    listed = dojo("list")
+    assert listed.returncode == 0 and "kv-cache-size" in listed.stdout and "not started" in listed.stdout, listed.stdout
     fetched = dojo("fetch", "kv-cache-size")
     assert fetched.returncode == 0, fetched.stderr
     folder = dojo.cwd / "kv-cache-size"
