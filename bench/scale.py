@@ -92,7 +92,11 @@ def _setup() -> None:
 
 
 def collect_static() -> None:
-    """gunicorn runs with DEBUG off: its pages need the static files' manifest in STATIC_ROOT."""
+    """gunicorn runs with DEBUG off: its pages need the static files' manifest in STATIC_ROOT (kept while no static file is newer)."""
+    manifest = STATIC_ROOT / "staticfiles.json"
+    sources = [path for folder in REPO_ROOT.glob("*/static") for path in folder.rglob("*") if path.is_file()]
+    if manifest.exists() and all(path.stat().st_mtime < manifest.stat().st_mtime for path in sources):
+        return
     env = {**os.environ, "STATIC_ROOT": str(STATIC_ROOT), "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-scale")}
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=REPO_ROOT, env=env, check=True)
 
@@ -255,8 +259,11 @@ def _database_url() -> str:
     return f"postgres://{credentials}{database['HOST']}:{database['PORT']}/{quote(str(database['NAME']), safe='')}"
 
 
-def measure_current_database(scale: float, requests: int) -> dict[str, Any]:
-    """Load the catalog, fill the (migrated, empty) current database at ``scale`` and measure every page."""
+def measure_current_database(scale: float, requests: int, *, debug: bool = False) -> dict[str, Any]:
+    """Load the catalog, fill the (migrated, empty) current database at ``scale`` and measure every page.
+
+    ``debug``: gunicorn with DEBUG on, which needs no collected static files: for the smoke test only (DEBUG keeps every query).
+    """
     from django.core.management import call_command
 
     from bench import scale_fill
@@ -269,7 +276,7 @@ def measure_current_database(scale: float, requests: int) -> dict[str, Any]:
     result["fill_s"] = round(time.perf_counter() - started, 1)
     result["rows"], result["fill_seconds"] = world.counts, world.seconds
     print(f"  filled in {result['fill_s']} s", flush=True)
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING",
+    env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "1" if debug else "0", "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING",
            "SESSION_ENGINE": SESSION_ENGINE, "STATIC_ROOT": str(STATIC_ROOT),
            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "platform")])}
     web = Web(env)
