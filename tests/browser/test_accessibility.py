@@ -204,3 +204,29 @@ def test_only_the_result_summary_is_announced(world: dict[str, Any], contexts: A
     )).map(element => element.id || element.className)""")
     # cm-announced: CodeMirror's own region, which speaks only for its search and completion.
     assert [name for name in live if name != "cm-announced"] == ["status"]
+
+
+def test_focus_is_never_hidden_under_the_sticky_tabs_or_run_bar(world: dict[str, Any], contexts: Any) -> None:
+    # WCAG 2.2, 2.4.11 (issue 59, item 18): at 800 px the tabs stick to the top and the Run bar
+    # to the bottom of the window; whatever Tab reaches is scrolled into view clear of both.
+    page = contexts("learner", "800")
+    for tab in ("instructions", "code", "output"):
+        page.goto(world["site"] + f"/rungs/{RUNG}/")
+        page.locator(f"#tab-{tab}").click()
+        hidden: list[str] = []
+        for _ in range(60):
+            page.keyboard.press("Tab")
+            where = page.evaluate("""() => {
+                const element = document.activeElement, box = element.getBoundingClientRect();
+                if (!box.height || element === document.body || element.closest('#runbar, .ws-tabs')) return null;
+                // Its first 16 px (all of it, if smaller): on screen, and on top there, not under a sticky bar.
+                const x = box.left + Math.min(box.width, 16) / 2, y = box.top + Math.min(box.height, 16) / 2;
+                const name = `${element.tagName.toLowerCase()}#${element.id}.${element.className}`;
+                if (y < 0 || y > window.innerHeight) return `${name}: off screen`;
+                const hit = document.elementFromPoint(Math.max(0, x), y);
+                const bar = hit && !element.contains(hit) && hit.closest('#runbar, .ws-tabs');
+                return bar ? `${name}: under ${bar.id || bar.className}` : null;
+            }""")
+            if where:
+                hidden.append(where)
+        assert not hidden, (tab, hidden)
