@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
+from lti_tool.models import LtiRegistration, LtiUser
 
 pytestmark = pytest.mark.sqlite_pass
 
@@ -144,7 +145,8 @@ def test_after_the_upgrade_one_job_per_learner_and_rung_is_still_enforced(releas
 
 
 def test_module_owners_become_editors_and_a_reused_catalog_id_is_left_to_the_first_module(release_apps):
-    """Issue 57: Module.owners goes; each owner is an editor (with a "migrated" record); a catalog id names one module."""
+    """Issue 57: Module.owners goes; each owner is an editor (with a "migrated" record) except those an LTI launch made
+    (recorded as revoked); a catalog id names one module."""
     User, Track, Module = release_apps.get_model("auth", "User"), release_apps.get_model("exercises", "Track"), release_apps.get_model("exercises", "Module")
     track = Track.objects.create(slug="llm", title="LLM")
     first = Module.objects.create(track=track, slug="serving", title="Serving", external_id="P10.serving.01")
@@ -154,6 +156,14 @@ def test_module_owners_become_editors_and_a_reused_catalog_id_is_left_to_the_fir
     omar = User.objects.create(username="omar", password="not-a-real-hash")
     first.owners.add(lena, omar)
     taker.owners.add(omar)
+    # An account an LTI Instructor launch made, and the ownership the launch gave it: not carried over.
+    launched = User.objects.create(username="lti-ines", password="!")
+    # (django-lti's tables are at their latest: the release state names only our apps.)
+    registration = LtiRegistration.objects.create(
+        name="LMS", issuer="https://lms.example", client_id="c", auth_url="https://lms.example/auth",
+        token_url="https://lms.example/token", keyset_url="https://lms.example/jwks")
+    LtiUser.objects.create(registration=registration, sub="ines", auth_user_id=launched.pk)
+    first.owners.add(launched)
 
     apps = _migrate(_head())
 
@@ -162,7 +172,8 @@ def test_module_owners_become_editors_and_a_reused_catalog_id_is_left_to_the_fir
         ("copycat", "omar", "editor"), ("serving", "lena", "editor"), ("serving", "omar", "editor")]
     events = apps.get_model("authoring", "ModuleRoleEvent").objects
     assert sorted(events.values_list("module__slug", "subject_name", "role", "action", "actor_id")) == [
-        ("copycat", "omar", "editor", "migrated", None), ("serving", "lena", "editor", "migrated", None), ("serving", "omar", "editor", "migrated", None)]
+        ("copycat", "omar", "editor", "migrated", None), ("serving", "lena", "editor", "migrated", None),
+        ("serving", "lti-ines", "editor", "revoke", None), ("serving", "omar", "editor", "migrated", None)]
     Module = apps.get_model("exercises", "Module")
     assert dict(Module.objects.values_list("slug", "external_id")) == {"serving": "P10.serving.01", "copycat": "", "no-id": ""}
     assert blank.pk in Module.objects.values_list("pk", flat=True)
@@ -171,7 +182,10 @@ def test_module_owners_become_editors_and_a_reused_catalog_id_is_left_to_the_fir
 
 
 # The last migrations before Submission, RejudgeResult and RungCheck shared grader.models.ClaimedJob (issue 56).
-BEFORE_CLAIMED_JOB = [("grader", "0008_submission_machine"), ("authoring", "0006_rungdraft_alternatives_domain")]
+# exercises goes back too: its 0009 (Module.owners removed) needs authoring's 0009, and a later
+# migration (0011's Module.explanations) would otherwise stand in the state without its column.
+BEFORE_CLAIMED_JOB = [("grader", "0008_submission_machine"), ("authoring", "0006_rungdraft_alternatives_domain"),
+                      ("exercises", "0008_rungversion_strength")]
 CLAIM = {"status": "running", "claimed_by": "worker@a#1f2e3d", "attempts": 2}
 
 
