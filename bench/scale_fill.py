@@ -174,7 +174,7 @@ def fill(scale: float) -> World:
         # Submissions: one in HOT_SHARE on the hot rung (pos 0), the others spread; a year of them.
         world.hot_learner_id = low
         _timed(world, "submissions", lambda: insert(cursor, Submission, {
-            "user": f"{low} + (g * 7919) % {learners}", "rung": "rv.rung_id", "rung_version": "rv.id",
+            "user": f"{low} + (g::bigint * 7919) % {learners}", "rung": "rv.rung_id", "rung_version": "rv.id",
             "kind": "CASE WHEN g % 5 < 2 THEN 'run' ELSE 'submit' END", "code": "repeat('x = 1  # step\n', 12) || g",
             "status": "'done'", "outcome": "(ARRAY['passed', 'failed', 'failed', 'error'])[1 + g % 4]",
             "enqueued_at": f"now() - interval '365 days' * (1 - g::float / {submissions})",

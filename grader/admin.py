@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from django.utils.functional import _StrPromise
 
 from .models import Progress, Rejudge, RejudgeResult, Submission, SubmissionTestResult
-from .rejudge import start_rejudge
+from .rejudge import start_rejudge, without_version_texts
 
 
 def highlighted(code: str) -> SafeString:
@@ -85,6 +85,14 @@ class SubmissionAdmin(admin.ModelAdmin[Submission]):
     readonly_fields = ["highlighted_code", *[field.name for field in Submission._meta.fields if field.name != "code"]]
     inlines = [TestResultInline, RejudgeResultInline]
     actions = ["rejudge_against_current", "rejudge_against_original"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Submission]:
+        rows = super().get_queryset(request)
+        match = request.resolver_match
+        if request.method == "GET" and match is not None and match.url_name == "grader_submission_changelist":
+            # The list shows neither the code nor the version's texts: 100 rows read 100 versions whole otherwise.
+            return rows.defer("code", "stdout", "stderr", *without_version_texts("rung_version"))
+        return rows
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Min, Q
+from django.db.models import Count, F, JSONField, Min, Q, TextField
 from django.utils import timezone
 
 from core.runners import default_runner
 from core.types import User
+from exercises.models import RungVersion
 from sandbox.interface import Runner
 
 from . import lifecycle, results, signals
@@ -141,9 +142,17 @@ def regrades_by_rung(user_id: int, rung_ids: Iterable[int]) -> dict[int, Rejudge
 REJUDGE_ROWS_SHOWN = 200
 
 
+def without_version_texts(*relations: str) -> list[str]:
+    """The RungVersion text and JSON fields (instructions, code, tests: tens of KiB) under each relation, for ``defer``:
+    a list naming a row's version needs its number and rung, and 200 rows read 200 versions whole."""
+    heavy = [field.name for field in RungVersion._meta.concrete_fields if isinstance(field, TextField | JSONField)]
+    return [f"{relation}__{name}" for relation in relations for name in heavy]
+
+
 def rejudge_state(rejudge: Rejudge) -> dict[str, Any]:
     """The counts of the preview (total, graded again, would change), and up to REJUDGE_ROWS_SHOWN results to list."""
-    rows = rejudge.results.select_related("submission__user", "submission__rung", "old_version", "new_version")
+    rows = (rejudge.results.select_related("submission__user", "submission__rung", "old_version", "new_version")
+            .defer("submission__code", "submission__stdout", "submission__stderr", *without_version_texts("old_version", "new_version")))
     would_change = Q(status=Status.DONE) & ~Q(new_outcome=F("old_outcome"))
     counts = rejudge.results.aggregate(total=Count("pk"), done=Count("pk", filter=Q(status=Status.DONE)), changed=Count("pk", filter=would_change))
     changed = list(rows.filter(would_change).order_by("pk")[:REJUDGE_ROWS_SHOWN])
