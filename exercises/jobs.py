@@ -51,4 +51,7 @@ def job_for(content: RungContent, kind: str, code: str, *, seed: int = 0) -> Job
     reference = content.reference if mode == "submit" else ""
     # A speed-graded rung's Submit times the code once its tests passed (issue 60).
     speed = getattr(content, "speed_payload", None) if mode == "submit" else None
+    if speed and float(speed.get("budget_s") or 0) > settings.SANDBOX_MAX_SPEED_S:
+        # The speed phase nests in the Celery limits too (settings, "one clock").
+        speed = {**speed, "budget_s": settings.SANDBOX_MAX_SPEED_S}
     return Job(mode=mode, source=code, tests=tests, limits=limits, seed=seed, reference=reference, speed=speed or None)

@@ -114,3 +114,9 @@ def test_a_published_version_carries_its_speed_phase_to_the_submit_job(db: objec
     assert version is not None and version.speed_payload is not None
     assert job_for(version, "submit", "").speed == version.speed_payload
     assert job_for(version, "run", "").speed is None
+
+
+def test_the_budget_is_capped_to_the_one_clock(tmp_path: Path, settings: Any) -> None:
+    settings.SANDBOX_MAX_SPEED_S = 5
+    speed = job_for(timed(read_rung(_rung(tmp_path))), "submit", "").speed
+    assert speed is not None and speed["budget_s"] == 5

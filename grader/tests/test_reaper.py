@@ -104,7 +104,8 @@ def test_a_restarted_worker_recovers_only_its_own_claims(submission, rejudged, e
 def test_the_timeouts_nest_from_one_clock(settings):
     from sandbox.runner import GRACE_S, STARTUP_S
 
-    longest_job = STARTUP_S + settings.SANDBOX_MAX_TIME_S * 2 + GRACE_S  # the runner's watchdog for a Submit
+    # The runner's watchdog for a Submit, with a speed phase at its longest (sandbox.runner).
+    longest_job = STARTUP_S + settings.SANDBOX_MAX_TIME_S * 2 + settings.SANDBOX_MAX_SPEED_S * 2 + GRACE_S
     assert longest_job < settings.GRADER_SOFT_TIME_LIMIT_S
     assert settings.GRADER_SOFT_TIME_LIMIT_S < settings.GRADER_HARD_TIME_LIMIT_S < settings.BROKER_VISIBILITY_TIMEOUT_S
     assert settings.AUTHORING_CHECK_SOFT_TIME_LIMIT_S < settings.AUTHORING_CHECK_HARD_TIME_LIMIT_S < settings.BROKER_VISIBILITY_TIMEOUT_S

@@ -277,9 +277,12 @@ MENTOR_MAX_QUESTIONS_PER_HOUR: int = env_int("MENTOR_MAX_QUESTIONS_PER_HOUR", 60
 SANDBOX_MAX_TIME_S: int = env_int("SANDBOX_MAX_TIME_S", 60, minimum=1)
 # Container creation, start-up grace and teardown on top of the test run.
 SANDBOX_OVERHEAD_S: int = env_int("SANDBOX_OVERHEAD_S", 45, minimum=0)
+# The longest speed phase a speed-graded rung's Submit may have (its budget,
+# capped here by exercises.jobs); the harness may take twice it (issue 60).
+SANDBOX_MAX_SPEED_S: int = env_int("SANDBOX_MAX_SPEED_S", 30, minimum=2)
 # A Submit runs the hidden tests twice (shared, then each test alone), each
-# pass within the rung's limit: hence the factor 2.
-GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S * 2 + SANDBOX_OVERHEAD_S
+# pass within the rung's limit: hence the factor 2; then the speed phase.
+GRADER_SOFT_TIME_LIMIT_S = SANDBOX_MAX_TIME_S * 2 + SANDBOX_MAX_SPEED_S * 2 + SANDBOX_OVERHEAD_S
 GRADER_HARD_TIME_LIMIT_S = GRADER_SOFT_TIME_LIMIT_S + 30
 BROKER_VISIBILITY_TIMEOUT_S = GRADER_HARD_TIME_LIMIT_S * 2 + 60
 # An authoring Check grades the reference, the starter and every wrong
