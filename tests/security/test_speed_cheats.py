@@ -146,3 +146,16 @@ def test_verdicts_are_stable_under_load(sandbox: Sandbox, background_load: None)
     assert not {"pass", "fail"} <= close and "refused" not in close, verdicts["10%"]
     for facts in verdicts["1.5x"] + verdicts["10%"]:
         assert facts.phase_s <= 2 * 6.0 + 1, facts
+
+
+def test_a_broken_generator_or_baseline_is_ours_never_the_learners(sandbox: Sandbox) -> None:
+    broken = {
+        "generator": "def make_inputs(rng, n):\n    raise KeyError(n)\n",
+        "baseline": "def sum_squares(xs):\n    raise RuntimeError('the baseline broke')\n",
+    }
+    for key, source in broken.items():
+        job = speed_job(FAST, SLOW, 1.0)
+        assert job.speed is not None
+        job.speed[key] = source
+        result = sandbox.runner.run(job)
+        assert (result.outcome, result.error_code) == ("infra_error", "harness_crashed"), (key, result.outcome, result.message)

@@ -54,6 +54,11 @@ MAX_GRACE_S = 0.02
 VERDICTS = ("pass", "fail", "ambiguous", "refused")
 
 
+class OursFailed(RuntimeError):
+    """The rung's side failed (its input generator, or its baseline raised or died):
+    never the learner's fault, so it propagates and the job is an infra_error."""
+
+
 class Refused(Exception):
     """The measurement cannot stand: ``reason`` says why (a fact the host words)."""
 
@@ -277,13 +282,24 @@ def measure(plan: SpeedPlan, channel: Channel, source: str) -> SpeedResult:
         if time.monotonic() + last_round_s > deadline:
             break
         round_started = time.monotonic()
-        inputs = plan.inputs(round_number, 1 + draw.randint(1, MAX_WARMUPS))
+        try:
+            inputs = plan.inputs(round_number, 1 + draw.randint(1, MAX_WARMUPS))
+        except Exception as exc:
+            raise OursFailed(f"speed_inputs.make_inputs failed: {type(exc).__name__}: {exc}") from exc
         sides = [("learner", source), ("baseline", plan.baseline)]
         if draw.random() < 0.5:
             sides.reverse()
         results: dict[str, tuple[list[Any], Sample]] = {}
         for name, code in sides:
-            results[name] = _one_process(channel, code, plan.entry, inputs)
+            if name == "learner":
+                results[name] = _one_process(channel, code, plan.entry, inputs)
+                continue
+            try:
+                results[name] = _one_process(channel, code, plan.entry, inputs)
+            except JobTimeout:
+                raise
+            except Exception as exc:
+                raise OursFailed(f"the baseline failed: {type(exc).__name__}: {exc}") from exc
         learner_out, learner_sample = results["learner"]
         baseline_out, baseline_sample = results["baseline"]
         for got, expected in zip(learner_out, baseline_out, strict=True):
@@ -324,6 +340,8 @@ def run_speed_phase(payload: dict[str, Any], launcher: LauncherClient, source: s
     channel = Channel(control, deadline=started + 2 * plan.budget_s)
     try:
         result = measure(plan, channel, source)
+    except OursFailed:
+        raise  # the rung's fault, not the learner's: the job is an infra_error
     except Refused as exc:
         result = SpeedResult("refused", reason=exc.reason)
     except JobTimeout:
