@@ -46,6 +46,9 @@ class RungSource:
     alternatives: dict[str, str] = field(default_factory=dict)
     # rung.yaml's ``domain:`` as plain JSON (``exercises.domain_guard``); empty when undeclared.
     domain: dict[str, Any] = field(default_factory=dict)
+    # A speed-graded rung's speed phase (``loader.speed_payload``); empty for the others.
+    # Only the speed facts' own jobs carry it: the other Submits check correctness.
+    speed: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_files(cls, files: RungFiles) -> RungSource:
@@ -61,6 +64,7 @@ class RungSource:
             equivalent_mutants={mutant.id: mutant.reason for mutant in files.meta.equivalent_mutants},
             alternatives=dict(files.alternatives),
             domain=domain_data(files.meta),
+            speed=files.speed_payload or {},
         )
 
 
@@ -198,6 +202,12 @@ def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2, muta
     if source.domain:
         plan.append(("reference", "domain", source.reference, CHECK_SEEDS[0]))
         jobs.append(domain_job(source))
+    if source.speed:
+        # The reference and each alternative must reach the speed target (issue 60).
+        timed = [("reference", source.reference), *((f"alternatives/{name}", code) for name, code in sorted(source.alternatives.items()))]
+        for who, code in timed:
+            plan.append((who, "speed", code, CHECK_SEEDS[0]))
+            jobs.append(replace(job_for(source, "submit", code, seed=CHECK_SEEDS[0]), speed=dict(source.speed)))
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         results = list(pool.map(runner.run, jobs))
     by_step = {(who, kind, seed): result for (who, kind, _, seed), result in zip(plan, results, strict=True)}
@@ -227,6 +237,7 @@ def validate_rung(source: RungSource, runner: Runner, *, parallel: int = 2, muta
     report.facts.append(Fact("the rung ships at least three wrong solutions", report.wrong_solutions >= 3, f"{report.wrong_solutions} shipped"))
     _alternative_facts(source, by_step, report)
     _domain_facts(source, by_step, report)
+    _speed_facts(source, by_step, report)
     report.warnings = solution_warnings(source)
     if mutants and report.reference_passed:
         report.mutation = analyse_mutants(source, runner, equivalent=source.equivalent_mutants, parallel=parallel, stop_at=stop_at)
@@ -260,6 +271,21 @@ def _alternative_facts(source: RungSource, by_step: dict[tuple[str, str, int], J
             f"{report.alternatives} shipped",
         )
     )
+
+
+def _speed_facts(source: RungSource, by_step: dict[tuple[str, str, int], JobResult], report: RungReport) -> None:
+    if not source.speed:
+        return
+    for who in ["reference", *(f"alternatives/{name}" for name in sorted(source.alternatives))]:
+        result = by_step[(who, "speed", CHECK_SEEDS[0])]
+        speed = result.speed
+        if result.outcome != "passed" or speed is None:
+            evidence = _evidence(result) if result.outcome != "passed" else "no speed phase ran"
+        else:
+            evidence = f"{speed.verdict}: {speed.ratio}x the baseline ({speed.ci_low}x to {speed.ci_high}x) in {speed.rounds} rounds"
+            evidence += f" ({speed.reason})" if speed.reason else ""
+        ok = result.outcome == "passed" and speed is not None and speed.verdict == "pass"
+        report.facts.append(Fact(f"{who} reaches the speed target ({source.speed.get('min_ratio')}x the baseline)", ok, evidence))
 
 
 def _domain_facts(source: RungSource, by_step: dict[tuple[str, str, int], JobResult], report: RungReport) -> None:

@@ -120,3 +120,25 @@ def test_the_budget_is_capped_to_the_one_clock(tmp_path: Path, settings: Any) ->
     settings.SANDBOX_MAX_SPEED_S = 5
     speed = job_for(timed(read_rung(_rung(tmp_path))), "submit", "").speed
     assert speed is not None and speed["budget_s"] == 5
+
+
+@pytest.mark.parametrize(("verdict", "ok"), [("pass", True), ("ambiguous", False), ("fail", False)])
+def test_validation_times_the_reference_and_each_alternative(tmp_path: Path, verdict: str, ok: bool) -> None:
+    from exercises.validation import validate_rung
+    from sandbox.jobs import Job, JobResult, SpeedFacts
+    from sandbox.testing import FakeRunner, job_result
+
+    def grade(job: Job) -> JobResult:
+        if job.speed:
+            return job_result("passed", speed=SpeedFacts(verdict, target=3.0, ratio=3.5, ci_low=3.2, ci_high=3.9, rounds=10))
+        return job_result("passed")
+
+    runner = FakeRunner(grade)
+    source = RungSource.from_files(read_rung(_rung(tmp_path)))
+    report = validate_rung(source, runner, mutants=False)
+    facts = {fact.claim: fact for fact in report.facts if "speed target" in fact.claim}
+    names = ["reference", *(f"alternatives/{name}" for name in sorted(source.alternatives))]
+    assert sorted(facts) == sorted(f"{who} reaches the speed target (3.0x the baseline)" for who in names)
+    assert all(fact.ok is ok and fact.evidence.startswith(f"{verdict}: 3.5x") for fact in facts.values())
+    # Only the speed facts' own jobs carry the speed phase.
+    assert sum(1 for job in runner.jobs if job.speed) == len(names)
