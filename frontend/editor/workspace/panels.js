@@ -94,10 +94,12 @@ export function initPanels(root) {
   function syncMode() { root.classList.toggle("tabbed", NARROW.matches); }
   NARROW.addEventListener("change", syncMode);
   syncMode();
-  // The rung's title above the tabs (shown while the Instructions are not).
+  // The rung's title above the tabs (shown while the Instructions are not). It is the page's
+  // level-one heading then: the Instructions' h1 is hidden with its panel (axe's page-has-heading-one).
   const title = document.createElement("p");
   title.className = "ws-title";
-  title.setAttribute("aria-hidden", "true");
+  title.setAttribute("role", "heading");
+  title.setAttribute("aria-level", "1");
   title.textContent = ($("rung-title") || {}).textContent || "";
   root.prepend(title);
   // A rung not started yet opens on its Instructions, one under way on the Code.
