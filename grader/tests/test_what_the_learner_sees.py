@@ -11,7 +11,7 @@ from django.db import DataError
 from exercises.models import Rung
 from grader import results, services
 from grader.constants import Kind, Outcome, Status
-from grader.messages import OUTCOME_SUMMARY, RERUN_FAILED, SUBMIT_ERROR_AFTER_HIDDEN_CALL
+from grader.messages import MEMORY_IN_TEST, OUTCOME_SUMMARY, RERUN_FAILED, SUBMIT_ERROR_AFTER_HIDDEN_CALL
 from grader.models import Submission
 from sandbox.jobs import MAX_TEST_NAME, CaseResult, planned_tests
 from sandbox.report import parse_report
@@ -48,7 +48,10 @@ def test_a_submit_summary_is_a_fixed_text_once_a_hidden_test_called_the_code(kv_
     state = _state(client, learner, submission)
     assert state["outcome"] == outcome
     assert state["summary"] == OUTCOME_SUMMARY[outcome]
-    assert state["message"] == (SUBMIT_ERROR_AFTER_HIDDEN_CALL if outcome == Outcome.ERROR else "")
+    # A memory limit names the test that was running (issue 59): the first without a result, never the harness's text.
+    first_unreported = next(name for name in planned_tests(submission.rung_version.hidden_tests) if name != "test_hidden_edge")
+    fixed = {Outcome.ERROR: SUBMIT_ERROR_AFTER_HIDDEN_CALL, Outcome.MEMORY_LIMIT: MEMORY_IN_TEST.format(name=first_unreported)}
+    assert state["message"] == fixed.get(outcome, "")
     assert SECRET not in str(state)
     # Staff keep the harness's own text.
     assert SECRET in submission.test_results.get(name="test_hidden_edge").detail
