@@ -113,6 +113,10 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
     domain = dict(getattr(content, "domain", None) or {})
     if domain:
         meta["domain"] = domain
+    # A speed-graded version keeps rung.yaml's section and its files (exercises.services.stored_speed).
+    speed: dict[str, Any] = dict(getattr(content, "speed", None) or {})
+    if speed.get("section"):
+        meta["speed"] = dict(speed["section"])
     files = {
         "rung.yaml": _dump_yaml(meta),
         "instructions.md": content.instructions_md,
@@ -125,6 +129,8 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
         files[f"wrong/{name}"] = str(wrong[name].get("code", ""))
     for name in sorted(alternatives):
         files[f"alternatives/{name}"] = str(alternatives[name].get("code", ""))
+    for name, text in sorted(dict(speed.get("files") or {}).items()):
+        files[str(name)] = str(text)
     return files
 
 

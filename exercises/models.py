@@ -107,7 +107,8 @@ class RungVersion(models.Model):
     domain = models.JSONField(default=dict, blank=True)
     # A speed-graded rung's speed phase as its Submit's job carries it
     # (``loader.speed_payload``: entry, generator, sizes, baseline, min_ratio,
-    # budget_s); {} for a rung graded on correctness alone (issue 60).
+    # budget_s), and for export rung.yaml's section and its files
+    # (``services.stored_speed``); {} for a rung graded on correctness alone (issue 60).
     speed = models.JSONField(default=dict, blank=True)
     # How much a pass means (exercises.strength.FIGURES): hidden tests named and generated
     # cases, wrong solutions caught, alternatives passing, mutation score; {} when not measured.
@@ -129,7 +130,10 @@ class RungVersion(models.Model):
     @property
     def speed_payload(self) -> dict[str, Any] | None:
         """The speed phase a Submit's job carries (``exercises.jobs``); None for a rung without one."""
-        return dict(self.speed) if self.speed else None
+        if not self.speed:
+            return None
+        # "section" and "files" are rung.yaml's speed section and its files, kept for export only.
+        return {key: value for key, value in self.speed.items() if key not in ("section", "files")}
 
     def hidden_description(self, test_name: str) -> str:
         meta: dict[str, Any] = self.hidden_test_meta.get(test_name, {})

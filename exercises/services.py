@@ -115,6 +115,16 @@ def content_fields(files: RungFiles) -> dict[str, Any]:
     }
 
 
+def stored_speed(files: RungFiles) -> dict[str, Any]:
+    """What a version keeps of a speed section: the job's payload, plus the section and its files as
+    rung.yaml and the folder had them, so an export writes the rung back whole (``RungVersion.speed_payload``
+    leaves those two out of the job)."""
+    payload = files.speed_payload
+    if payload is None or files.meta.speed is None:
+        return {}
+    return {**payload, "section": files.meta.speed.model_dump(mode="json", exclude_none=True), "files": dict(files.speed_files)}
+
+
 def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
     """Make ``files`` the rung's current version; None when nothing changed.
 
@@ -127,7 +137,7 @@ def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
         return None
     number = (rung.versions.aggregate(top=Max("number"))["top"] or 0) + 1
     # The speed phase's payload rides on the version only (a draft has no speed section yet).
-    version = RungVersion.objects.create(rung=rung, number=number, content_hash=digest, speed=files.speed_payload or {}, **content_fields(files))
+    version = RungVersion.objects.create(rung=rung, number=number, content_hash=digest, speed=stored_speed(files), **content_fields(files))
     rung.current_version = version
     rung.save(update_fields=["current_version"])
     return version
