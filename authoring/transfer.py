@@ -34,7 +34,7 @@ from sandbox.jobs import planned_tests
 
 from .content_roles import make_creator_editor
 from .exceptions import ImportRefused
-from .messages import EXTERNAL_ID_TAKEN, TAKEN_MEANWHILE
+from .messages import EXTERNAL_ID_TAKEN, SPEED_RUNG_ADMIN_IMPORT, TAKEN_MEANWHILE
 from .models import RungDraft
 
 # Bounds on an uploaded zip: the catalog is text and small.
@@ -322,9 +322,13 @@ def _check_import_allowed(catalog: list[TrackFiles], user: User) -> None:
             if module is not None and not can_edit_module(user, module):
                 raise ImportRefused(f"module '{module.slug}': only its editors import over it")
             for rung_files_ in module_files.rungs:
-                rung = Rung.objects.filter(slug=rung_files_.meta.slug).select_related("module").first()
+                rung = Rung.objects.filter(slug=rung_files_.meta.slug).select_related("module", "current_version").first()
                 if rung is not None and rung.module.slug != module_files.meta.slug:
                     raise ImportRefused(f"rung '{rung.slug}' belongs to module '{rung.module.slug}'")
+                # A draft has no speed section yet: a new or changed speed-graded rung would lose it.
+                current = rung.current_version if rung is not None else None
+                if rung_files_.meta.speed is not None and (current is None or current.content_hash != rung_files_.content_hash):
+                    raise ImportRefused(f"rung '{rung_files_.meta.slug}': {SPEED_RUNG_ADMIN_IMPORT}")
 
 
 def import_files(files: Mapping[str, str], user: User) -> SyncReport:
