@@ -47,5 +47,6 @@ def test_an_admins_import_publishes_the_changed_speed_rung_with_its_speed_phase(
     before = Rung.objects.get(slug="batched-kv-gather").current_version
     transfer.import_files(_export_with_a_changed_speed_rung(serving), admin_user)
     current = Rung.objects.get(slug="batched-kv-gather").current_version
+    assert before is not None and current is not None
     assert current.number == before.number + 1
     assert current.speed_payload == before.speed_payload and current.speed["section"] == before.speed["section"]
