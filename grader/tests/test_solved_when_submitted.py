@@ -11,6 +11,7 @@ import datetime as dt
 
 from django.utils import timezone
 
+from core.types import User
 from exercises.models import Rung
 from grader import rejudge, services
 from grader.constants import Kind, Outcome
@@ -18,7 +19,7 @@ from grader.models import Progress, Rejudge, Submission
 from sandbox.testing import FakeRunner, job_result
 
 
-def _submitted_an_hour_ago(user, rung: Rung, outcome: str) -> Submission:
+def _submitted_an_hour_ago(user: User, rung: Rung, outcome: str) -> Submission:
     submission = services.submit_solution(user=user, rung=rung, kind=Kind.SUBMIT, code="x = 1\n")
     an_hour_ago = timezone.now() - dt.timedelta(hours=1)
     assert Submission.objects.filter(pk=submission.pk).update(enqueued_at=an_hour_ago) == 1
@@ -29,7 +30,7 @@ def _submitted_an_hour_ago(user, rung: Rung, outcome: str) -> Submission:
 def test_a_pass_is_dated_when_it_was_submitted(catalog, learner, enqueued):
     rung = Rung.objects.get(slug="kv-cache-size")
     submission = _submitted_an_hour_ago(learner, rung, Outcome.PASSED)
-    assert submission.finished_at - submission.enqueued_at > dt.timedelta(minutes=59)
+    assert submission.finished_at is not None and submission.finished_at - submission.enqueued_at > dt.timedelta(minutes=59)
     assert Progress.objects.get(user=learner, rung=rung).solved_at == submission.enqueued_at
 
 
