@@ -28,7 +28,7 @@ from courses.models import Course
 from exercises.models import Module, Rung, Track
 from frontend import services as frontend_services
 from frontend.models import Draft
-from frontend.reference import unlocked_reference
+from frontend.reference import may_see_reference, unlocked_reference
 from frontend.views import submission_payload
 from grader import messages as grader_messages
 from grader import services
@@ -340,7 +340,7 @@ def history(request: HttpRequest, slug: str, page: int = 1) -> dict[str, Any]:
 def reference(request: HttpRequest, slug: str) -> dict[str, Any]:
     user = _user(request)
     found = _get_rung(slug)
-    if not services.can_see_reference(user, found):
+    if not may_see_reference(user, found):
         raise ApiRefused(messages.REFERENCE_LOCKED, "reference_locked", 403)
     return unlocked_reference(int(user.pk), found)
 

@@ -8,10 +8,12 @@ and no LMS launch grants. An admin (staff) may do everything.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.http import Http404
 
 from core.roles import is_admin
 from core.types import User, Visitor
+from exercises.models import Rung
 
 from .constants import STAFF_ROLES, CourseRole
 from .models import Course, Membership
@@ -76,3 +78,13 @@ def staff_courses_of(user: User) -> list[Course]:
     if is_admin(user):
         return list(Course.objects.all())
     return list(Course.objects.filter(memberships__user=user, memberships__role__in=STAFF_ROLES).distinct())
+
+
+def teaches_rung(user: Visitor, rung: Rung) -> bool:
+    """Whether ``user`` is staff (owner, teacher, TA) of a course that uses ``rung``: its module, the rung
+    itself, or an assignment with it. Course staff see of a rung what a learner who solved it sees (the
+    reference, the hidden tests' names and descriptions), never more: that is a content role's."""
+    if not isinstance(user, User) or not user.is_active:
+        return False
+    uses = Q(course__modules=rung.module_id) | Q(course__rungs=rung) | Q(course__assignments__rungs=rung)
+    return Membership.objects.filter(uses, user=user, role__in=STAFF_ROLES).exists()

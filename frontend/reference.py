@@ -4,7 +4,7 @@ The reference solution, the learner's own passing code beside it, and the
 hidden tests: each one's name and description, and the source of those its
 author marked ``visibility: after_solve`` in rung.yaml. The source of a
 test marked ``hidden`` (the default) never reaches a learner, solved or not.
-The caller checks the unlock (``grader.services.can_see_reference``).
+The caller checks the unlock (``may_see_reference``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,19 @@ import ast
 from typing import Any
 
 from core.pyparse import parse_python
+from core.types import User
+from courses.permissions import teaches_rung
 from exercises.constants import TestVisibility
 from exercises.models import Rung, RungVersion
 from grader.constants import Kind, Outcome
 from grader.models import Submission
+from grader.services import can_see_reference
+
+
+def may_see_reference(user: User, rung: Rung) -> bool:
+    """A learner who passed the rung and site staff (``grader.services.can_see_reference``), and the staff
+    of a course that uses it (issue 57): they see what a learner who solved it sees, to teach it."""
+    return can_see_reference(user, rung) or teaches_rung(user, rung)
 
 
 def test_sources(tests: str) -> dict[str, str]:

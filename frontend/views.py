@@ -27,6 +27,7 @@ from core.markdown import render_markdown
 from core.sections import reference_anchor, split_sections
 from core.types import AuthenticatedHttpRequest, User, Visitor
 from courses.assignments import learner_deadlines, practice_submissions
+from courses.permissions import teaches_rung
 from exercises.models import Module, Rung, Track
 from grader import events, messages, pacing, rejudge, services
 from grader.capacity import recent_capacity
@@ -42,7 +43,7 @@ from . import sessions
 from .forms import CodeForm, DraftForm, SignupForm
 from .lockout import locked_out
 from .models import Draft
-from .reference import unlocked_reference
+from .reference import may_see_reference, unlocked_reference
 
 log = logging.getLogger(__name__)
 
@@ -146,13 +147,17 @@ def rung_workspace(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
     assert version is not None
     # NOTE: nothing here may carry the reference solution or the hidden tests'
     # text; they come from rung_reference once the learner has passed.
+    solved = services.has_solved(request.user, rung)
     context = {
         "rung": rung,
         "version": version,
         "instructions": render_markdown(_without_title(version.instructions_md, version.title)),
         "code": frontend_services.opening_code(request.user, rung),
         "starter_code": version.starter_code,
-        "solved": services.has_solved(request.user, rung),
+        "solved": solved,
+        # Course staff open the reference without solving (issue 57); the badge still says what they did.
+        # (may_see_reference, with the solve already known.)
+        "reference_open": solved or request.user.is_staff or teaches_rung(request.user, rung),
         "gpu_notice": services.gpu_notice(version),
         "next_rung": frontend_services.next_rung(rung),
         "deadlines": learner_deadlines(request.user, [rung.pk]),
@@ -229,7 +234,7 @@ def rung_reference(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse
     source of those marked ``after_solve``), once passed (403 before), with
     the learner's own latest passing code beside them."""
     rung = _get_rung(slug)
-    if not services.can_see_reference(request.user, rung):
+    if not may_see_reference(request.user, rung):
         return JsonResponse({"error": "The reference solution unlocks once you pass the hidden tests."}, status=403)
     return JsonResponse(unlocked_reference(int(request.user.pk or 0), rung))
 
@@ -335,7 +340,7 @@ def submission_payload(submission: Submission, user: User) -> dict[str, Any]:
         poll_s = pacing.next_poll_s(status=submission.status, jobs_ahead=jobs_ahead, running_for_s=running_for, capacity=recent_capacity())
         payload["poll_after_ms"] = None if poll_s is None else int(poll_s * 1000)
     if submission.status == Status.DONE and submission.kind == Kind.SUBMIT:
-        payload["reference_unlocked"] = services.can_see_reference(user, submission.rung)
+        payload["reference_unlocked"] = may_see_reference(user, submission.rung)
     return payload
 
 

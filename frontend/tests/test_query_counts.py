@@ -26,10 +26,11 @@ def test_the_module_page_takes_at_most_ten_queries(busy_learner, client, django_
     assert response.status_code == 200
 
 
-def test_the_workspace_takes_at_most_thirteen_queries(busy_learner, client, django_assert_max_num_queries):
+def test_the_workspace_takes_at_most_fourteen_queries(busy_learner, client, django_assert_max_num_queries):
     # Ten for the page, one for the header's unread badge, one for the teachers' feedback on the learner's attempts,
-    # one for the learner's course deadlines of the rung (a second, their extensions, only when they have some).
+    # one for the learner's course deadlines of the rung (a second, their extensions, only when they have some),
+    # one for whether they teach a course that uses the rung (course staff open its reference, issue 57).
     client.force_login(busy_learner)
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(14):
         response = client.get("/rungs/kv-cache-size/")
     assert response.status_code == 200

@@ -215,7 +215,8 @@ function start(root) {
     }
   });
 
-  if (root.dataset.solved === "true") showReference(root.dataset.referenceUrl, code.getCode, false);
+  // Solved, or staff of a course that uses the rung (they see what a learner who solved it sees).
+  if (root.dataset.solved === "true" || root.dataset.referenceOpen === "true") showReference(root.dataset.referenceUrl, code.getCode, false);
   history.load(true);
 }
 
