@@ -205,6 +205,7 @@ def test_marking_a_mutant_changes_the_content_hash_and_a_rung_without_the_key_ke
     del meta["senior"]  # ladder placement, never part of the hash
     del meta["hints"]  # nor hints: a rung without them keeps its hash too
     del meta["alternatives"], meta["domain"]  # nor alternatives and a domain (issue 58)
+    del meta["speed"]  # nor a speed section (issue 60)
     payload = {"meta": meta, "instructions": plain.instructions, "starter": plain.starter, "reference": plain.reference,
                "visible_tests": plain.visible_tests, "hidden_tests": plain.hidden_tests, "wrong_solutions": plain.wrong_solutions}
     assert plain.content_hash == hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

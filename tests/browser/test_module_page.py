@@ -77,9 +77,9 @@ def test_the_module_page_shows_its_parts_and_opens_rungs_in_place(pages: str, br
     expect(page.locator("#module-id")).to_have_count(0)
     expect(page.locator("h1")).to_have_text("Inference & serving")
     expect(page.locator("#lede")).to_be_visible()
-    expect(page.locator("#ladder-count")).to_contain_text("7 graded rungs · ~")
+    expect(page.locator("#ladder-count")).to_contain_text("8 graded rungs · ~")
     expect(page.locator(".ladder-intro")).to_contain_text("Run")
-    expect(page.locator(".rung-label")).to_have_count(7)
+    expect(page.locator(".rung-label")).to_have_count(8)
     expect(page.locator(".rung-label").first).to_contain_text("Rung 1 — ")
     expect(page.locator(".rung-label").last).to_contain_text("Senior rung — ")
     start = page.locator("#start-button")
@@ -180,6 +180,6 @@ def test_a_new_learner_walks_from_the_catalog_through_both_modules(site: str, br
 
     # The catalog shows the progress in each module.
     page.goto(site + "/")
-    expect(page.locator(".progress").first).to_contain_text("1/7 solved")
+    expect(page.locator(".progress").first).to_contain_text("1/8 solved")
     expect(page.locator(".progress").last).to_contain_text("1/4 solved")
     context.close()
