@@ -21,6 +21,12 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 MULTIPROC_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
+# prometheus-client writes each process's counts into that folder from the
+# first metric made below: a missing folder would stop every web and worker
+# process at boot (FileNotFoundError), so it is made here if need be.
+if os.environ.get(MULTIPROC_DIR_ENV):
+    os.makedirs(os.environ[MULTIPROC_DIR_ENV], exist_ok=True)
+
 # Request latency: Django's pages answer in milliseconds, a slow one in seconds.
 _REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 # Grading (claim to finish) and queue waits: a warm Run takes about a second, a Submit up to minutes.

@@ -231,6 +231,8 @@ def stack(request: pytest.FixtureRequest, redis_server: Any, sandbox_image: str)
         # start-up deadline (start_timeout, retried as ours): two more tries
         # than production's 3 before a job ends as infra_error.
         "GRADER_MAX_ATTEMPTS": "5",
+        # Compose mounts a tmpfs at /run/prometheus in each container; here, a folder of the test's own.
+        "PROMETHEUS_MULTIPROC_DIR": str(work_dir / "prometheus"),
     }
     built = Stack(image_env, variables, hosts, machine_env, work_dir=work_dir, database_url=database_url, web_ports=web_ports)
     try:
