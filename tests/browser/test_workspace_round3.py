@@ -111,6 +111,18 @@ def test_verdicts_name_the_test_word_timings_number_attempts_and_drop_stale_resu
     Submission.objects.filter(pk=other_tab.pk).update(status=Status.DONE, outcome=Outcome.FAILED)
     expect(page.locator("#status")).to_contain_text("From your other tab · Run failed", timeout=15_000)
     expect(page.locator("#tests li").first).to_contain_text("test_other_tab")
+    # The other job may end between the refusal and the page's look at the history: its result still shows.
+    ended_meanwhile = Submission.objects.create(user=learner, rung=rung, rung_version=version, kind=Kind.RUN, code="x = 2\n", status=Status.RUNNING)
+
+    def _end_it_first(route: Any) -> None:
+        SubmissionTestResult.objects.create(submission=ended_meanwhile, order=0, name="test_ended_meanwhile", outcome="failed", message="wrong")
+        Submission.objects.filter(pk=ended_meanwhile.pk).update(status=Status.DONE, outcome=Outcome.FAILED)
+        route.continue_()
+
+    page.route("**/history**", _end_it_first, times=1)
+    page.click("#run-button")
+    expect(page.locator("#tests li").first).to_contain_text("test_ended_meanwhile", timeout=15_000)
+    expect(page.locator("#status")).to_contain_text("From your other tab · Run failed")
 
     # Item 10: the session ends; coming back to the tab, the header stops naming the learner and no "Draft saved".
     page.context.clear_cookies(name="sessionid")

@@ -93,11 +93,11 @@ export function createHistory(url, code, { resume, restore, reopen }) {
     draw();
   }
 
-  /** The latest attempt if it is still queued or running (another tab's job), else null. */
-  async function latestInFlight() {
+  /** The latest attempt (another tab's job, after a "still being graded" refusal), else null.
+   *  It may have ended between the refusal and this fetch: following it then shows its result at once. */
+  async function latestAttempt() {
     const data = await fetchPage(1).catch(() => null);
-    const latest = data && data.attempts[0];
-    return latest && (latest.status === "queued" || latest.status === "running") ? latest : null;
+    return (data && data.attempts[0]) || null;
   }
 
   $("history-more").addEventListener("click", async () => {
@@ -117,5 +117,5 @@ export function createHistory(url, code, { resume, restore, reopen }) {
   });
   $("history-results").addEventListener("click", () => { if (shown) reopen(shown); });
   $("history").addEventListener("toggle", () => { if ($("history").open) load(false); });
-  return { load, latestInFlight };
+  return { load, latestAttempt };
 }

@@ -119,7 +119,7 @@ function start(root) {
   // Another tab's job of this rung is still being graded: this tab follows it
   // quietly, and once it ends its result replaces the notice (if still shown).
   async function watchOtherTab(notice) {
-    const latest = await history.latestInFlight();
+    const latest = await history.latestAttempt();
     if (!latest || tracker.isFollowing()) return;
     const quiet = { dataset: {} };
     createTracker(quiet, () => {}, (state) => {
