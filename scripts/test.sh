@@ -45,12 +45,16 @@ run_pytest() {
     echo "[test] pytest on $label"
     # --durations: the slowest tests of every pass are in CI's log, so the
     # suite's time (kept under 30 minutes on a 2-core box) can be followed.
-    DATABASE_URL="$url" .venv/bin/pytest --durations=25 "$@" || rc=$?
+    # The pass's output is also kept, so the summary at the end (the part of
+    # a long log that CI shows) can name what failed in every pass.
+    local log="$summary_dir/$(echo "$label" | tr -c 'A-Za-z0-9\n' '-').log"
+    DATABASE_URL="$url" .venv/bin/pytest --durations=25 -rfE "$@" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
     echo "[test] pytest on $label: exit $rc in $((SECONDS - started)) s"
     if [ "$rc" -eq 5 ]; then
         echo "[test] pytest collected no tests on $label: treating that as a failure" >&2
         rc=1
     fi
+    echo "$label: exit $rc in $((SECONDS - started)) s" >> "$summary_dir/passes"
     return "$rc"
 }
 
@@ -62,6 +66,16 @@ run_tagged() {
     run_pytest "$@" > >(sed -u "s/^/[$tag] /") 2>&1 || rc=$?
     return "$rc"
 }
+
+summary_dir="$PWD/var/test-summary"
+rm -rf "$summary_dir" && mkdir -p "$summary_dir" && : > "$summary_dir/passes"
+summarise() {
+    # Every pass's exit status and its failed or errored tests, last in the log.
+    echo "[test] summary"
+    sed 's/^/[test]   /' "$summary_dir/passes"
+    grep -h -E '^(FAILED|ERROR) ' "$summary_dir"/*.log 2>/dev/null | sed 's/^/[test]   /' || true
+}
+trap summarise EXIT
 
 ENGINE_MARKS="docker or worker or gvisor or stack or compose or security or machine"
 sqlite_url="sqlite:///$PWD/var/db.sqlite3"  # the test database is a per-process copy beside it
