@@ -233,7 +233,7 @@ def speed_record(facts: SpeedFacts) -> dict[str, Any]:
         "verdict": facts.verdict, "reason": facts.reason, "target": facts.target, "ratio": ratio(facts.ratio),
         "ci_low": ratio(facts.ci_low), "ci_high": ratio(facts.ci_high), "confidence": facts.confidence, "rounds": facts.rounds,
         "learner_s": call(facts.learner_s), "baseline_s": call(facts.baseline_s), "cpu_checked": facts.cpu_checked,
-        "phase_s": round(facts.phase_s),
+        "phase_s": round(facts.phase_s), "clock": facts.clock, "device": facts.device, "driver": facts.driver,
     }  # fmt: skip
 
 

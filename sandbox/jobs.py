@@ -97,6 +97,9 @@ class Job:
 # it concluded nothing or refused to (``SPEED_REASONS``).
 SPEED_VERDICTS = ("pass", "fail", "ambiguous", "refused")
 SPEED_REASONS = ("", "budget", "wrong_output", "learner_died", "raised", "processes")
+# What a call's cost was read from: the container's CPU time (cgroup), the
+# wall time alone (the cgroup unreadable, as under gVisor), the GPU (cuda).
+SPEED_CLOCKS = ("cgroup", "wall", "cuda")
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,10 @@ class SpeedFacts:
     baseline_s: float | None = None
     cpu_checked: bool = False
     phase_s: float = 0.0
+    # ``SPEED_CLOCKS``, "" when unknown; on cuda the GPU's name and driver.
+    clock: str = ""
+    device: str = ""
+    driver: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

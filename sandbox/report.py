@@ -24,6 +24,7 @@ from .jobs import (
     MAX_TESTS,
     OUTCOMES,
     RERUN_FAILURES,
+    SPEED_CLOCKS,
     SPEED_REASONS,
     SPEED_VERDICTS,
     STOP_PLACES,
@@ -42,6 +43,8 @@ MAX_DEPTH = 32
 # only, each a short single line of text, whatever else the report holds.
 MACHINE_KEYS = ("device", "torch", "cuda", "python", "image")
 MAX_MACHINE_TEXT = 120
+# The GPU a speed phase timed on: its name and its driver's version, each.
+MAX_SPEED_LABEL = 80
 # A failure's short technical detail (``Failure.detail``); its traceback has MAX_TEST_MESSAGE.
 MAX_FAILURE_DETAIL = 300
 
@@ -210,6 +213,15 @@ def _positive(value: Any, high: float) -> float | None:
     return float(value)
 
 
+def _label(value: Any) -> str:
+    """A device's name or driver version from a report: printable text, one line, capped; else ""."""
+    if not isinstance(value, str):
+        return ""
+    text = "".join(char if char.isprintable() else " " for char in clean_text(value[: MAX_SPEED_LABEL * 4], MAX_SPEED_LABEL * 4))
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_SPEED_LABEL else text[: MAX_SPEED_LABEL - 3] + "..."
+
+
 def parse_speed(data: Any) -> SpeedFacts | None:
     """A speed phase's facts, bounded; None when absent or not an object.
 
@@ -246,6 +258,9 @@ def parse_speed(data: Any) -> SpeedFacts | None:
         baseline_s=_positive(data.get("baseline_s"), 3600),
         cpu_checked=data.get("cpu_checked") is True,
         phase_s=_positive(data.get("phase_s"), 3600) or 0.0,
+        clock=clock if isinstance(clock := data.get("clock"), str) and clock in SPEED_CLOCKS else "",
+        device=_label(data.get("device")),
+        driver=_label(data.get("driver")),
     )
 
 

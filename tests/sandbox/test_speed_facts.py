@@ -50,6 +50,7 @@ def test_a_call_costs_its_cpu_time_but_never_less_than_spread_over_the_quota() -
 GOOD: dict[str, Any] = {
     "verdict": "pass", "reason": "", "target": 1.0, "ratio": 1.5, "ci_low": 1.2, "ci_high": 1.9, "confidence": 0.998,
     "rounds": 14, "learner_s": 0.01, "baseline_s": 0.015, "cpu_checked": True, "phase_s": 2.0,
+    "clock": "cgroup", "device": "", "driver": "",
 }  # fmt: skip
 
 

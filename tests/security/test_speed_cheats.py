@@ -80,6 +80,7 @@ def test_an_honestly_faster_solution_passes_and_a_slower_one_fails(sandbox: Sand
     _, fast = measure(sandbox, speed_job(FAST, SLOW, 1.0))
     assert fast.verdict == "pass", fast
     assert fast.ci_low is not None and fast.ci_low >= 1.0 and fast.cpu_checked
+    assert (fast.clock, fast.device, fast.driver) == ("cgroup", "", ""), fast  # no GPU here: the CPU clock, as before
     _, slow = measure(sandbox, speed_job(SLOW, FAST, 1.0))
     assert slow.verdict == "fail", slow
 

@@ -19,6 +19,7 @@ import traceback
 import types
 from typing import Any
 
+from .gpu_timing import call_on_device
 from .protocol import (
     MAX_CHANGED_ARGUMENTS,
     MAX_MESSAGE_BYTES,
@@ -129,6 +130,11 @@ class _Session:
             args = decode_value(message.get("args", []), self._from_tag, to_device=True)
             kwargs = decode_value(message.get("kwargs", {"__t": "dict", "v": []}), self._from_tag, to_device=True)
             self._last_call = (message, args, kwargs)
+            if op == "call" and message.get("timed") is True:
+                # The speed phase's timed call where a GPU is seen: the device synchronised around it (``gpu_timing``).
+                value, gpu_s = call_on_device(value, args, kwargs)
+                reply = {"id": call_id, "ok": True, "value": encode_value(value, self._to_handle)}
+                return reply if gpu_s is None else {**reply, "gpu_s": gpu_s}
             value = value(*args, **kwargs)
             # ``callref``: the object returned itself, not a copy (``grading.call_by_reference``).
             return {"id": call_id, "ok": True, "value": self._to_handle(value) if op == "callref" else encode_value(value, self._to_handle)}

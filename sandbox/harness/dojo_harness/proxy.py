@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import secrets
 import select
 import socket
@@ -394,11 +395,15 @@ class LearnerSession:
 
         return encode_value(value, on_object)
 
-    def request(self, op: str, target: int | None, attr: str, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    def request(
+        self, op: str, target: int | None, attr: str, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None, timed: bool = False
+    ) -> dict[str, Any]:
         if self.ended:
             raise LearnerDied(None)
         call_id = self.channel.next_id()
         message: dict[str, Any] = {"op": op, "id": call_id, "target": target, "attr": attr}
+        if timed:
+            message["timed"] = True
         refs: list[int] = [] if target is None else [target]
         if op in ("call", "callref"):
             message["args"] = self._encode(list(args), refs)
@@ -416,6 +421,15 @@ class LearnerSession:
 
     def call(self, target: int | None, attr: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._decode(self.request("call", target, attr, args, kwargs).get("value"))
+
+    def call_on_device(self, attr: str, args: tuple[Any, ...]) -> tuple[Any, float | None]:
+        """The speed phase's timed call on a GPU (``gpu_timing.call_on_device``): the value, and
+        the span of the CUDA events taken in the learner's process, None unless a sane number.
+        That span is the learner's process's word: it may only ever add to a clock read here."""
+        reply = self.request("call", None, attr, args, {}, timed=True)
+        span = reply.get("gpu_s")
+        sane = type(span) is float and math.isfinite(span) and 0.0 <= span <= 3600.0
+        return self._decode(reply.get("value")), span if sane else None
 
     def forget_callables(self) -> None:
         """Ask again whether an attribute is callable (each test does, when taped)."""

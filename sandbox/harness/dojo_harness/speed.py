@@ -17,7 +17,14 @@ time (its wall time if shorter, for work spread over several CPUs, but
 never less than the CPU time over all the job's CPUs: ``Sample.charged``),
 so work left running after a call returned (threads, child processes)
 counts, time spent waiting for a CPU the host's other work holds does not,
-and patching the clocks in the learner's process changes nothing. **Outputs** of every call, warm-up
+and patching the clocks in the learner's process changes nothing. Where the
+cgroup's figure cannot be read (gVisor shows no ``/sys/fs/cgroup``) a call
+costs its wall time, and the result says so (``clock``: ``wall``). Where the
+container sees a GPU the clock is ``cuda`` (``gpu_timing``): the L2 cache
+flushed from here before each timed call, the device synchronised around it
+and CUDA events in the learner's process, a call costing the larger of its
+wall time and the events' span; the result names the device and its driver.
+**Outputs** of every call, warm-up
 and timed, are compared with the baseline's on the same inputs: a cache, a
 special case or a lazy answer that is wrong fails the measurement.
 
@@ -38,6 +45,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from .gpu_timing import L2Flusher, device_facts
 from .jobio import cgroup_value
 from .launcher import LauncherClient, LauncherFailed
 from .proxy import Channel, InvalidReturn, JobTimeout, LearnerDied, LearnerSession, OutputFlood, RemoteObject, SolutionImportError
@@ -52,6 +60,9 @@ MAX_WARMUPS = 2
 # The grace after a timed call in which CPU the learner's processes still use is charged to it.
 MAX_GRACE_S = 0.02
 VERDICTS = ("pass", "fail", "ambiguous", "refused")
+# What a call's cost was read from (``Sample.charged``): the container's CPU
+# time (cgroup), the wall time alone (no cgroup figure), or the GPU (cuda).
+CLOCKS = ("cgroup", "wall", "cuda")
 
 
 class OursFailed(RuntimeError):
@@ -126,10 +137,32 @@ def cpu_quota() -> float:
     return float(len(os.sched_getaffinity(0)) or 1)
 
 
+def pick_clock(gpu: dict[str, str] | None, cpu_usage_s: float | None) -> str:
+    """The phase's clock, one for both sides of every round: cuda where a GPU is seen,
+    else the cgroup's CPU time where it can be read, else the wall time."""
+    if gpu is not None:
+        return "cuda"
+    return "cgroup" if cpu_usage_s is not None else "wall"
+
+
 @dataclass
 class Sample:
     wall_s: float
     cpu_s: float | None
+    # The CUDA events' span, as the learner's process said it (``gpu_timing.call_on_device``).
+    gpu_s: float | None = None
+
+    def charged_on(self, clock: str, quota: float) -> float:
+        """What the call costs on the phase's ``clock``. On ``cuda``, the
+        larger of its wall time read here, the events' span and its CPU time
+        spread over the job's CPUs: the GPU's work shows in no CPU figure,
+        and the events' span comes from the learner's process, so it may
+        only add. On ``wall``, its wall time. Else ``charged``."""
+        if clock == "cuda":
+            return max(self.wall_s, self.gpu_s or 0.0, (self.cpu_s or 0.0) / quota)
+        if clock == "wall":
+            return self.wall_s
+        return self.charged(quota)
 
     def charged(self, quota: float) -> float:
         """What the call costs: its CPU time, or its wall time when that is shorter
@@ -144,12 +177,19 @@ class Sample:
         return max(self.cpu_s / quota, min(self.wall_s, self.cpu_s))
 
 
-def timed_call(session: LearnerSession, entry: str, args: list[Any]) -> tuple[Any, Sample]:
-    """Call ``entry`` once, timed from here: wall time, and the container's CPU in the call and a grace after it."""
+def timed_call(session: LearnerSession, entry: str, args: list[Any], flusher: L2Flusher | None = None) -> tuple[Any, Sample]:
+    """Call ``entry`` once, timed from here: wall time, and the container's CPU in the call and a grace after it.
+    With ``flusher`` (a GPU is seen): the L2 flushed first, the call made on the device (``gpu_timing``)."""
+    gpu_s: float | None = None
+    if flusher is not None:
+        flusher.flush()
     cpu_before = _cpu_usage_s()
     own_before = time.process_time()
     started = time.perf_counter()
-    value = session.call(None, entry, tuple(args), {})
+    if flusher is not None:
+        value, gpu_s = session.call_on_device(entry, tuple(args))
+    else:
+        value = session.call(None, entry, tuple(args), {})
     wall = time.perf_counter() - started
     cpu_s: float | None = None
     if cpu_before is not None:
@@ -159,7 +199,7 @@ def timed_call(session: LearnerSession, entry: str, args: list[Any]) -> tuple[An
         cpu_after = _cpu_usage_s()
         if cpu_after is not None:
             cpu_s = max(0.0, (cpu_after - cpu_before) - (time.process_time() - own_before))
-    return value, Sample(wall, cpu_s)
+    return value, Sample(wall, cpu_s, gpu_s)
 
 
 def _default_check(got: Any, expected: Any) -> None:
@@ -231,6 +271,10 @@ class SpeedResult:
     baseline_s: float | None = None
     cpu_checked: bool = False
     phase_s: float = 0.0
+    clock: str = ""
+    # The GPU timed on (``clock`` cuda): its name and driver.
+    device: str = ""
+    driver: str = ""
     log_ratios: list[float] = field(default_factory=list)
 
     def facts(self, min_ratio: float) -> dict[str, Any]:
@@ -242,16 +286,16 @@ class SpeedResult:
             "verdict": self.verdict, "reason": self.reason, "target": min_ratio, "ratio": self.ratio,
             "ci_low": self.ci_low, "ci_high": self.ci_high, "confidence": CONFIDENCE, "rounds": self.rounds,
             "learner_s": self.learner_s, "baseline_s": self.baseline_s, "cpu_checked": self.cpu_checked,
-            "phase_s": round(self.phase_s, 3),
+            "phase_s": round(self.phase_s, 3), "clock": self.clock, "device": self.device, "driver": self.driver,
         }  # fmt: skip
 
 
-def _one_process(channel: Channel, source: str, entry: str, inputs: list[list[Any]]) -> tuple[list[Any], Sample]:
+def _one_process(channel: Channel, source: str, entry: str, inputs: list[list[Any]], flusher: L2Flusher | None) -> tuple[list[Any], Sample]:
     """Load ``source`` in a fresh process, call ``entry`` on each input (the last one timed), end it."""
     session = LearnerSession(channel, source)
     try:
         outputs = [session.call(None, entry, tuple(args), {}) for args in inputs[:-1]]
-        value, sample = timed_call(session, entry, inputs[-1])
+        value, sample = timed_call(session, entry, inputs[-1], flusher)
         outputs.append(value)
     finally:
         session.end()
@@ -264,11 +308,14 @@ def _median(values: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def measure(plan: SpeedPlan, channel: Channel, source: str) -> SpeedResult:
-    """Rounds until the verdict is clear or the budget ends (see the module's text)."""
+def measure(plan: SpeedPlan, channel: Channel, source: str, gpu: dict[str, str] | None = None) -> SpeedResult:
+    """Rounds until the verdict is clear or the budget ends (see the module's text).
+    ``gpu``: the device this container sees (``gpu_timing.device_facts``), timed on when given."""
     started = time.monotonic()
     deadline = started + plan.budget_s
     quota = cpu_quota()
+    clock = pick_clock(gpu, _cpu_usage_s())
+    flusher = L2Flusher() if clock == "cuda" else None
     draw = random.SystemRandom()
     log_ratios: list[float] = []
     learner_times: list[float] = []
@@ -292,10 +339,10 @@ def measure(plan: SpeedPlan, channel: Channel, source: str) -> SpeedResult:
         results: dict[str, tuple[list[Any], Sample]] = {}
         for name, code in sides:
             if name == "learner":
-                results[name] = _one_process(channel, code, plan.entry, inputs)
+                results[name] = _one_process(channel, code, plan.entry, inputs, flusher)
                 continue
             try:
-                results[name] = _one_process(channel, code, plan.entry, inputs)
+                results[name] = _one_process(channel, code, plan.entry, inputs, flusher)
             except JobTimeout:
                 raise
             except Exception as exc:
@@ -312,14 +359,15 @@ def measure(plan: SpeedPlan, channel: Channel, source: str) -> SpeedResult:
         if round_number <= DISCARDED_ROUNDS:
             continue
         cpu_checked = cpu_checked and learner_sample.cpu_s is not None and baseline_sample.cpu_s is not None
-        learner_s, baseline_s = learner_sample.charged(quota), baseline_sample.charged(quota)
+        learner_s, baseline_s = learner_sample.charged_on(clock, quota), baseline_sample.charged_on(clock, quota)
         learner_times.append(learner_s)
         baseline_times.append(baseline_s)
         log_ratios.append(math.log(max(baseline_s, 1e-9) / max(learner_s, 1e-9)))
         verdict = decide(log_ratios, plan.min_ratio)
     result = SpeedResult(
-        verdict or "ambiguous", reason="" if verdict else "budget", rounds=len(log_ratios), cpu_checked=cpu_checked and bool(log_ratios)
-    )
+        verdict or "ambiguous", reason="" if verdict else "budget", rounds=len(log_ratios), cpu_checked=cpu_checked and bool(log_ratios),
+        clock=clock, device=(gpu or {}).get("device", ""), driver=(gpu or {}).get("driver", ""),
+    )  # fmt: skip
     result.log_ratios = log_ratios
     if learner_times:
         result.learner_s, result.baseline_s = round(_median(learner_times), 6), round(_median(baseline_times), 6)
@@ -338,8 +386,9 @@ def run_speed_phase(payload: dict[str, Any], launcher: LauncherClient, source: s
     except LauncherFailed:
         return SpeedResult("refused", reason="processes").facts(plan.min_ratio)
     channel = Channel(control, deadline=started + 2 * plan.budget_s)
+    gpu = device_facts()
     try:
-        result = measure(plan, channel, source)
+        result = measure(plan, channel, source, gpu)
     except OursFailed:
         raise  # the rung's fault, not the learner's: the job is an infra_error
     except Refused as exc:
