@@ -328,6 +328,7 @@ def history(request: HttpRequest, slug: str, page: int = 1) -> dict[str, Any]:
                 "passed": attempt.passed,
                 "total": attempt.total,
                 "practice": grader_messages.PRACTICE_AFTER_CLOSE if attempt.submission.pk in practice else "",
+                "speed": grader_messages.speed_note(attempt.submission.outcome, attempt.submission.timings),
             }
             for attempt in shown.attempts
         ],

@@ -121,6 +121,8 @@ class HistoryAttempt(Schema):
     passed: int
     total: int
     practice: str
+    # A Submit every test passed and the speed phase alone failed: which way, in words ("" otherwise).
+    speed: str = ""
 
 
 class History(Schema):

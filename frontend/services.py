@@ -66,7 +66,7 @@ def attempt_history(user: User, rung: Rung, *, page: int = 1) -> HistoryPage:
         with_test_counts(
             Submission.objects.filter(user=user, rung=rung)
             .select_related("rung_version")
-            .only("id", "kind", "status", "outcome", "code", "channel", "enqueued_at", "rung_version__number")
+            .only("id", "kind", "status", "outcome", "timings", "code", "channel", "enqueued_at", "rung_version__number")
         )
         # Numbered over all of the learner's attempts at the rung (a window is worked out before the page's LIMIT).
         .annotate(number=Window(RowNumber(), order_by=[F("enqueued_at").asc(), F("pk").asc()]))

@@ -31,9 +31,8 @@ from courses.permissions import teaches_rung
 from exercises.models import Module, Rung, Track
 from grader import events, messages, pacing, rejudge, services
 from grader.capacity import recent_capacity
-from grader.constants import Kind, Outcome, Status
+from grader.constants import Kind, Status
 from grader.exceptions import SubmissionRejected
-from grader.messages import OUTCOME_SUMMARY
 from grader.models import Submission
 from grader.results import machine_line
 from grader.retention import stored_tests
@@ -212,6 +211,7 @@ def rung_history(request: AuthenticatedHttpRequest, slug: str) -> JsonResponse:
             "total": attempt.total,
             "regraded": _regrade_json(regrades.get(submission.pk)),
             "practice": messages.PRACTICE_AFTER_CLOSE if submission.pk in practice else "",
+            "speed": messages.speed_note(submission.outcome, submission.timings),
             "state_url": reverse("submission-state", args=[submission.pk]),
             "events_url": reverse("submission-events", args=[submission.channel]),
         }
@@ -311,7 +311,8 @@ def submission_payload(submission: Submission, user: User) -> dict[str, Any]:
         "kind": submission.kind,
         "status": submission.status,
         "outcome": submission.outcome,
-        "summary": OUTCOME_SUMMARY[Outcome(submission.outcome)] if submission.outcome else "",
+        # A Submit that every test passed and the speed phase alone failed says so (issue 60).
+        "summary": messages.outcome_summary(submission.outcome, submission.timings) if submission.outcome else "",
         "message": submission.message,
         "tests": tests,
         "timings": submission.timings,

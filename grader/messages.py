@@ -290,6 +290,41 @@ SPEED_REFUSED: dict[str, str] = {
     "processes": "Every test passed, but processes your code started did not end, so its speed could not be measured.",
 }
 SPEED_REFUSED_UNKNOWN = "Every test passed, but your code's speed could not be measured."
+# The summary line of a Submit that every test passed and only the speed phase
+# failed (by verdict): "Some tests failed." would be false. The history's short
+# words for the same, beside the attempt's score.
+SPEED_SUMMARY: dict[str, str] = {
+    "fail": "Every test passed; the speed target was not met.",
+    "ambiguous": "Every test passed; the speed measurement was ambiguous, so there is no verdict on speed yet.",
+    "refused": "Every test passed; the speed measurement was refused.",
+}
+SPEED_NOTE: dict[str, str] = {
+    "fail": "speed target not met",
+    "ambiguous": "speed measurement ambiguous",
+    "refused": "speed measurement refused",
+}
+
+
+def _speed_failure(outcome: str, timings: Any) -> str:
+    """The verdict of a speed phase that alone failed a Submit ("fail", "ambiguous", "refused"); "" otherwise."""
+    speed = timings.get("speed") if isinstance(timings, dict) else None
+    verdict = speed.get("verdict") if isinstance(speed, dict) else None
+    return verdict if outcome == Outcome.FAILED and verdict in SPEED_SUMMARY else ""
+
+
+def outcome_summary(outcome: str, timings: Any = None) -> str:
+    """A finished job's summary line: the outcome's (OUTCOME_SUMMARY), unless every test
+    passed and the speed phase alone failed it (``timings["speed"]``, grader.results)."""
+    verdict = _speed_failure(outcome, timings)
+    if verdict:
+        return SPEED_SUMMARY[verdict]
+    return OUTCOME_SUMMARY[Outcome(outcome)] if outcome in Outcome.values else ""
+
+
+def speed_note(outcome: str, timings: Any = None) -> str:
+    """The history's words for a Submit the speed phase alone failed; "" for any other attempt."""
+    verdict = _speed_failure(outcome, timings)
+    return SPEED_NOTE[verdict] if verdict else ""
 
 
 def speed_target(min_ratio: float) -> str:

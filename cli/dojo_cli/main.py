@@ -183,7 +183,8 @@ def status(folder: Path | None) -> None:
     changed = f" — changed since your fetch (version {rung.version}): `dojo fetch {rung.slug}`" if data["version"] != rung.version else ""
     console.print(f"{data['title']} (version {data['version']}): {'solved' if data['solved'] else 'not solved yet'}{changed}")
     for attempt in api.get(f"/rungs/{rung.slug}/history")["attempts"][:5]:
-        console.print(f"  {attempt['enqueued_at'][:16]} {attempt['kind']:<6} {attempt['outcome'] or attempt['status']:<12} {attempt['passed']}/{attempt['total']}")
+        speed = f" ({escape(attempt['speed'])})" if attempt.get("speed") else ""  # every test passed; the speed phase failed it
+        console.print(f"  {attempt['enqueued_at'][:16]} {attempt['kind']:<6} {attempt['outcome'] or attempt['status']:<12} {attempt['passed']}/{attempt['total']}{speed}")
 
 
 @cli.command("open")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.urls import reverse
 
 from grader import messages, services
 from grader.constants import Kind, Outcome
@@ -70,3 +71,38 @@ def test_any_other_verdict_fails_the_submit_and_says_which(kv_rung: Any, learner
 def test_a_submit_without_a_speed_phase_keeps_no_speed_record(kv_rung: Any, learner: Any) -> None:
     submission = _submit(kv_rung, learner, None)
     assert submission.outcome == Outcome.PASSED and "speed" not in submission.timings
+
+
+# A Submit every test passed and only the speed phase failed: its summary line says so, never
+# "Some tests failed." (the sentence of a failed test), and its history entry names the verdict.
+SPEED_ONLY = [
+    (SpeedFacts("fail", target=5.0, **MEASURED), "fail"),
+    (SpeedFacts("ambiguous", reason="budget", target=3.0), "ambiguous"),
+    (SpeedFacts("refused", reason="wrong_output", target=3.0), "refused"),
+]
+
+
+@pytest.mark.parametrize(("facts", "verdict"), SPEED_ONLY)
+def test_the_summary_of_a_submit_failed_only_on_speed_says_every_test_passed(
+    kv_rung: Any, learner: Any, client: Any, facts: SpeedFacts, verdict: str
+) -> None:
+    submission = _submit(kv_rung, learner, facts)
+    client.force_login(learner)
+    state = client.get(reverse("submission-state", args=[submission.pk])).json()
+    assert state["summary"] != messages.OUTCOME_SUMMARY[Outcome.FAILED] and state["summary"].startswith("Every test passed")
+    assert (state["outcome"], state["summary"]) == (Outcome.FAILED, messages.SPEED_SUMMARY[verdict])
+    assert all(test["outcome"] == "passed" for test in state["tests"])
+    attempt = client.get(reverse("rung-history", args=[kv_rung.slug])).json()["attempts"][0]
+    assert (attempt["outcome"], attempt["speed"]) == (Outcome.FAILED, messages.SPEED_NOTE[verdict])
+
+
+def test_a_passing_submit_and_a_failed_test_keep_their_summaries(kv_rung: Any, learner: Any, client: Any) -> None:
+    passed = _submit(kv_rung, learner, SpeedFacts("pass", target=3.0, **MEASURED))
+    client.force_login(learner)
+    assert client.get(reverse("submission-state", args=[passed.pk])).json()["summary"] == messages.OUTCOME_SUMMARY[Outcome.PASSED]
+    assert client.get(reverse("rung-history", args=[kv_rung.slug])).json()["attempts"][0]["speed"] == ""
+    # A test that failed says so, speed record or not (a speed phase runs only after every test passed).
+    assert messages.outcome_summary(Outcome.FAILED, {}) == messages.OUTCOME_SUMMARY[Outcome.FAILED]
+    assert messages.outcome_summary(Outcome.FAILED, {"speed": {"verdict": "pass"}}) == messages.OUTCOME_SUMMARY[Outcome.FAILED]
+    assert messages.outcome_summary(Outcome.TIMEOUT, {"speed": {"verdict": "fail"}}) == messages.OUTCOME_SUMMARY[Outcome.TIMEOUT]
+    assert messages.speed_note(Outcome.PASSED, {"speed": {"verdict": "pass"}}) == ""

@@ -13,7 +13,9 @@ function attemptLabel(a) {
   const regraded = a.regraded ? " \u00b7 regraded against v" + a.regraded.version + " (" + a.regraded.old_outcome + " \u2192 " + a.regraded.new_outcome + ")" : "";
   // A Submit after the close of the learner's course assignments: the server words it (grader.messages).
   const practice = a.practice ? " \u00b7 " + a.practice : "";
-  return kind + " #" + attemptNumber(a) + " \u00b7 " + outcome + score + regraded + practice + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
+  // A Submit every test passed and the speed phase alone failed: the server words which way (grader.messages).
+  const speed = a.speed ? " \u00b7 " + a.speed : "";
+  return kind + " #" + attemptNumber(a) + " \u00b7 " + outcome + score + speed + regraded + practice + " \u00b7 " + new Date(a.enqueued_at).toLocaleString();
 }
 
 /**
