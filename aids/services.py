@@ -140,8 +140,13 @@ def learner_reports(user: User, rung: Rung) -> QuerySet[ProblemReport]:
 
 
 def report_queue(module: Module, status: str | None = None) -> QuerySet[ProblemReport]:
-    """The module's reports, open ones first, newest first."""
-    reports = ProblemReport.objects.filter(rung__module=module).select_related("learner", "rung", "submission", "resolved_by")
+    """The module's reports, open ones first, newest first (read through the (rung, status) index; page it).
+
+    The queue shows the attempt's kind and outcome only: the report's and the attempt's code and output stay unread.
+    """
+    reports = (ProblemReport.objects.filter(rung__module=module).select_related("learner", "rung", "submission", "resolved_by")
+               .defer("code", "submission__code", "submission__stdout", "submission__stderr", "submission__timings", "submission__machine",
+                      "submission__archived_tests"))
     if status in ReportStatus.values:
         reports = reports.filter(status=status)
     return reports.order_by("status", "-created_at", "-pk") if status is None else reports

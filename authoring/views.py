@@ -18,6 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -416,13 +417,17 @@ def _get_report(request: HttpRequest, slug: str, pk: int, may: ModuleCapability)
     return module, report
 
 
+# Reports a page of the queue lists (a busy module holds thousands: bench/scale.py).
+REPORTS_PER_PAGE = 50
+
+
 @_guarded
 @require_GET
 def report_queue(request: HttpRequest, slug: str) -> HttpResponse:
     module = _get_module(request, slug, may_read_content)
     status = request.GET.get("status", ReportStatus.OPEN)
     status = status if status in (*ReportStatus.values, "all") else ReportStatus.OPEN
-    reports = aids_services.report_queue(module, None if status == "all" else status)
+    reports = Paginator(aids_services.report_queue(module, None if status == "all" else status), REPORTS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "authoring/reports.html", {"module": module, "reports": reports, "status": status, "statuses": ReportStatus.choices})
 
 
