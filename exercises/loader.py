@@ -104,6 +104,8 @@ class RungFiles:
         for key in ("hints", "alternatives", "domain", "speed"):
             if not meta[key]:
                 del meta[key]  # likewise for the keys added later
+        if meta.get("speed") and meta["speed"]["predict"] is None:
+            del meta["speed"]["predict"]  # and for speed.predict, added after the first speed rung
         payload = {
             "meta": meta,
             "instructions": self.instructions,

@@ -308,6 +308,9 @@ class Speed(Strict):
     target: SpeedTarget
     # Seconds the measurement may take after the tests passed; past it the verdict is ambiguous.
     budget_s: int = Field(default=20, ge=2, le=120)
+    # Ask the learner to predict the speed-up before Submit (issue 60, item 8): the result shows
+    # the prediction beside the measurement. Absent: not asked.
+    predict: Literal["optional", "required"] | None = None
 
     @model_validator(mode="after")
     def _target_fits_the_baseline(self) -> Speed:

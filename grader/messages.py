@@ -346,3 +346,36 @@ def speed_sentence(facts: Any) -> str:
     return SPEED_VERDICTS[facts.verdict].format(
         ratio=facts.ratio, low=facts.ci_low, high=facts.ci_high, confidence=facts.confidence, target=target
     )
+
+
+# ---- Predict, then measure; the speed boards (issue 60, items 7 and 8; grader.speed_board) ----
+PREDICTION_MIN = 0.01
+PREDICTION_MAX = 1000.0
+PREDICTION_LABEL = "Your prediction: how many times the baseline's speed will your code reach?"
+PREDICTION_HELP = {
+    "optional": "Optional. A number such as 3 or 0.8, typed before you Submit; the result shows it beside the measurement.",
+    "required": "Required before Submit. A number such as 3 or 0.8; the result shows it beside the measurement.",
+}
+PREDICTION_REQUIRED = "This rung asks you to predict the speed-up before you Submit: type how many times the baseline's speed you expect your code to reach. Your code is still in the editor."
+PREDICTION_INVALID = f"A prediction is a number from {PREDICTION_MIN:g} to {PREDICTION_MAX:g} (times the baseline's speed). Your code is still in the editor."
+
+
+def prediction_sentence(predicted: float, measured: float) -> str:
+    """A prediction beside its measurement: "You predicted 3x; it measured 4.52x: 1.51 times faster than you predicted."."""
+    factor = measured / predicted
+    said = f"You predicted {predicted:g}x; it measured {measured:.2f}x"
+    if 1 / 1.1 <= factor <= 1.1:
+        return f"{said}: within 10 %, a good estimate."
+    if factor > 1:
+        return f"{said}: {factor:.2f} times faster than you predicted."
+    return f"{said}: {1 / factor:.2f} times slower than you predicted."
+
+
+BOARD_ANONYMOUS = "Anonymous learner"
+BOARD_YOU = "You"
+BOARD_EMPTY = "Nobody has passed this rung's speed target on this machine yet."
+BOARD_NAME_RULE = "3 to 30 characters: letters a-z and A-Z, digits, spaces and . _ - only, starting with a letter or digit."
+BOARD_NAME_TAKEN = "Another learner already shows that name (or has it as their username); choose another."
+BOARD_NAME_NEEDED = "Choose the name to show, or leave the box unticked to stay anonymous."
+BOARD_NAME_SAVED_SHOWN = "Saved: speed boards show your best ratios as “{name}”."
+BOARD_NAME_SAVED_HIDDEN = "Saved: you are anonymous on speed boards."

@@ -6,6 +6,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from exercises.models import Rung, RungVersion
@@ -170,3 +171,61 @@ class RejudgeResult(ClaimedJob):
     @property
     def changed(self) -> bool:
         return self.status == Status.DONE and self.new_outcome != self.old_outcome
+
+# ---- Speed rungs: predictions and standings (issue 60, items 7 and 8; grader.speed_board) ----
+
+
+class SpeedPrediction(models.Model):
+    """The speed-up a learner predicted before pressing Submit on a speed rung that asks for one."""
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, primary_key=True, related_name="speed_prediction")
+    predicted = models.FloatField()
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id} predicted {self.predicted:g}x"
+
+
+class SpeedStanding(models.Model):
+    """One learner's standing on one speed rung, on one kind of machine (a GPU's or a CPU's model).
+
+    The boards and the dashboard's figures read this small table, never the
+    submissions: one row per learner, rung and machine kind, moved on by
+    conditional UPDATEs as each measured Submit is recorded.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="speed_standings")
+    rung = models.ForeignKey(Rung, on_delete=models.CASCADE, related_name="speed_standings")
+    machine = models.CharField(max_length=120, help_text="The machine kind measured on (grader.speed_board.machine_kind).")
+    # The best ratio of a Submit that passed, and that Submit: the board's figure (None before a pass).
+    best_ratio = models.FloatField(null=True, blank=True)
+    best_submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    best_at = models.DateTimeField(null=True, blank=True)
+    # The best ratio measured at all, whatever the verdict: the dashboard's distribution.
+    measured_ratio = models.FloatField(null=True, blank=True)
+    # The learner's first prediction and the ratio that Submit measured: how well the class predicts.
+    predicted = models.FloatField(null=True, blank=True)
+    predicted_measured = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rung", "machine", "user"], name="unique_speed_standing")]
+        indexes = [
+            models.Index(
+                fields=["rung", "machine", "-best_ratio", "best_at"], name="grader_speed_board", condition=models.Q(best_ratio__isnull=False)
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.rung} on {self.machine}: {self.best_ratio}"
+
+
+class BoardName(models.Model):
+    """The name a learner chose to appear under on speed boards. No row (the default): anonymous there."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="board_name")
+    name = models.CharField(max_length=30)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(Lower("name"), name="unique_board_name")]
+
+    def __str__(self) -> str:
+        return self.name

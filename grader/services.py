@@ -34,7 +34,7 @@ from sandbox import errors
 from sandbox.interface import Runner
 from sandbox.jobs import Job, JobResult
 
-from . import events, lifecycle, messages, results, signals
+from . import events, lifecycle, messages, results, signals, speed_board
 from .capacity import measure_capacity
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
 from .exceptions import (
@@ -143,7 +143,7 @@ def _check_jobs_in_flight(user: User) -> None:
     raise TooManyJobsInFlight(messages.TOO_MANY_IN_FLIGHT.format(count=count, limit=limit, seconds=seconds), seconds)
 
 
-def submit_solution(*, user: User, rung: Rung, kind: str, code: str) -> Submission:
+def submit_solution(*, user: User, rung: Rung, kind: str, code: str, prediction: float | None = None) -> Submission:
     """Store a Run or Submit of ``code`` and enqueue its grading after commit.
 
     Backpressure, in order: a learner has at most one job in flight per rung
@@ -151,6 +151,8 @@ def submit_solution(*, user: User, rung: Rung, kind: str, code: str) -> Submissi
     a bound on the learner's jobs in flight across rungs, a per-learner rate
     limit, and a bounded queue. Each Submit draws a fresh seed for the hidden
     tests' generated inputs, stored with it so a rejudge reproduces the grade.
+    ``prediction``: the speed-up the learner predicted, kept for a Submit of
+    a speed rung that asks for one (``speed_board.check_prediction``).
     """
     validate_code(code)
     if kind not in Kind.values:
@@ -158,6 +160,7 @@ def submit_solution(*, user: User, rung: Rung, kind: str, code: str) -> Submissi
     version = rung.current_version
     if version is None:
         raise SubmissionRejected(messages.NOT_PUBLISHED)
+    predicted = speed_board.check_prediction(version, kind, prediction)
     queue = queue_for(version, kind)
     if kind == Kind.RUN:
         queued_run = Submission.objects.filter(user=user, rung=rung, kind=Kind.RUN, status=Status.QUEUED).first()
@@ -178,6 +181,7 @@ def submit_solution(*, user: User, rung: Rung, kind: str, code: str) -> Submissi
                 _check_rate(user)
                 _check_queue_room()
                 submission = Submission.objects.create(user=user, rung=rung, rung_version=version, kind=kind, code=code, seed=seed)
+                speed_board.record_prediction(submission, predicted)
                 lifecycle.enqueue_on_commit(lifecycle.SUBMISSIONS, submission.pk, queue)
             bind_ids(submission_id=submission.pk)
             log.info("%s %s of %s queued on %s", kind, submission.pk, rung.slug, queue)
@@ -280,6 +284,9 @@ def record_results(submission: Submission, result: JobResult, claim: lifecycle.C
     fallback message, never left ``running``.
     """
     graded = results.present(result, kind=submission.kind, version=submission.rung_version)
+    if submission.kind == Kind.SUBMIT:
+        # The learner's prediction beside the ratio measured (issue 60, item 8).
+        graded = dataclasses.replace(graded, message=speed_board.with_prediction(submission, graded.message, graded.timings))
     counted = (str(graded.outcome), str(graded.error_code or ""))
     try:
         finished = _write_grade(submission, graded, claim)
@@ -315,6 +322,7 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
         # Dated when the learner pressed Submit, not when a busy queue got to it:
         # a deadline counts what the learner did by then (courses.deadlines).
         update_progress(submission.user, submission.rung_version.rung, graded.outcome, submission.enqueued_at)
+        speed_board.record_standing(submission, graded.outcome, graded.timings, graded.machine)
         if graded.outcome == Outcome.PASSED:
             signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     return True

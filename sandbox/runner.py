@@ -21,7 +21,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from . import errors
+from . import errors, host
 from .cleanup import POOL_MAX_IDLE_S, remove_stale_containers
 from .container import LABEL, container_options, cpuset_for, engine_grants
 from .jobs import MAX_TEST_MESSAGE, Job, JobResult, Limits
@@ -217,6 +217,9 @@ class SandboxRunner:
             launched.saw_hidden = launched.saw_hidden or (job.isolate and result.hidden_calls_made)
             result.timings["warm"] = launched.warm
             result.timings["reused"] = reused
+            # The host's CPU, read here and never from the report (``sandbox.host``): speed boards group by it.
+            if cpu := host.cpu_model():
+                result.machine["host_cpu"] = cpu
             reusable = "run_s" in result.timings and (
                 result.outcome in REUSABLE_OUTCOMES or (result.outcome == "error" and result.load_error and not result.hidden_calls_made)
             )
