@@ -85,3 +85,14 @@ def test_the_list_counts_at_most_the_cap_and_says_more(admin_client_: Client, su
     assert len(response.context["cl"].result_list) == 2  # both rows are still listed
     monkeypatch.setattr(CappedPaginator, "cap", 2)
     assert "2 submissions" in admin_client_.get(LIST, {"kind__exact": "submit"}).content.decode()  # at the cap, the count is exact
+
+
+def test_the_list_reads_no_version_texts_and_pages_newest_first_by_id(admin_client_: Client, submissions: dict[str, Submission]) -> None:
+    """The version filter names versions without reading their texts; the rows come by the primary key's index, not sorted by enqueued_at."""
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_client_.get(LIST)
+    assert "kv-cache-size v1" in response.content.decode()  # the version filter
+    assert [row.pk for row in response.context["cl"].result_list] == sorted((each.pk for each in submissions.values()), reverse=True)
+    assert not [query["sql"] for query in captured.captured_queries if "instructions_md" in query["sql"] or "hidden_tests" in query["sql"]]
+    rows = [query["sql"] for query in captured.captured_queries if "ORDER BY" in query["sql"] and 'FROM "grader_submission"' in query["sql"]]
+    assert rows and all("enqueued_at" not in sql.split("ORDER BY", 1)[1] for sql in rows)
