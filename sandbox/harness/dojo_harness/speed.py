@@ -42,6 +42,7 @@ import os
 import random
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,9 +291,11 @@ class SpeedResult:
         }  # fmt: skip
 
 
-def _one_process(channel: Channel, source: str, entry: str, inputs: list[list[Any]], flusher: L2Flusher | None) -> tuple[list[Any], Sample]:
+def _one_process(
+    open_session: Callable[[str], Any], source: str, entry: str, inputs: list[list[Any]], flusher: L2Flusher | None
+) -> tuple[list[Any], Sample]:
     """Load ``source`` in a fresh process, call ``entry`` on each input (the last one timed), end it."""
-    session = LearnerSession(channel, source)
+    session = open_session(source)
     try:
         outputs = [session.call(None, entry, tuple(args), {}) for args in inputs[:-1]]
         value, sample = timed_call(session, entry, inputs[-1], flusher)
@@ -308,14 +311,24 @@ def _median(values: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def measure(plan: SpeedPlan, channel: Channel, source: str, gpu: dict[str, str] | None = None) -> SpeedResult:
+def measure(
+    plan: SpeedPlan, channel: Channel | None, source: str, gpu: dict[str, str] | None = None, open_session: Callable[[str], Any] | None = None
+) -> SpeedResult:
     """Rounds until the verdict is clear or the budget ends (see the module's text).
-    ``gpu``: the device this container sees (``gpu_timing.device_facts``), timed on when given."""
+    ``gpu``: the device this container sees (``gpu_timing.device_facts``), timed on when given.
+    ``open_session``: a fresh process holding a source, a ``LearnerSession`` of ``channel`` unless
+    given (scripts/gpu_check_speed.py gives processes of its own: no Docker, no fork server there)."""
+    if open_session is None:
+        assert channel is not None, "a channel or a way to open sessions"
+        open_session = lambda code: LearnerSession(channel, code)  # noqa: E731
     started = time.monotonic()
     deadline = started + plan.budget_s
     quota = cpu_quota()
     clock = pick_clock(gpu, _cpu_usage_s())
-    flusher = L2Flusher() if clock == "cuda" else None
+    try:
+        flusher = L2Flusher() if clock == "cuda" else None
+    except Exception as exc:  # the GPU failed us before any learner's code ran
+        raise OursFailed(f"the L2 flush buffer failed: {type(exc).__name__}: {exc}") from exc
     draw = random.SystemRandom()
     log_ratios: list[float] = []
     learner_times: list[float] = []
@@ -339,10 +352,10 @@ def measure(plan: SpeedPlan, channel: Channel, source: str, gpu: dict[str, str] 
         results: dict[str, tuple[list[Any], Sample]] = {}
         for name, code in sides:
             if name == "learner":
-                results[name] = _one_process(channel, code, plan.entry, inputs, flusher)
+                results[name] = _one_process(open_session, code, plan.entry, inputs, flusher)
                 continue
             try:
-                results[name] = _one_process(channel, code, plan.entry, inputs, flusher)
+                results[name] = _one_process(open_session, code, plan.entry, inputs, flusher)
             except JobTimeout:
                 raise
             except Exception as exc:
