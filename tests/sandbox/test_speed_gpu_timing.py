@@ -81,3 +81,49 @@ def test_the_host_keeps_the_clock_and_a_bounded_printable_device_label() -> None
     assert hostile.clock == "" and hostile.driver == ""
     assert len(hostile.device) == MAX_SPEED_LABEL and hostile.device.isprintable() and hostile.device.startswith("A")
     assert parse_speed({**FACTS, "clock": "wall"}).clock == "wall"  # type: ignore[union-attr]
+
+
+class _FakeCuda:
+    """torch.cuda as call_on_device uses it, recording the order of what it is asked."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        outer = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                assert enable_timing
+                self.name = "start" if not any(entry.startswith("new") for entry in outer.log) else "end"
+                outer.log.append(f"new {self.name}")
+
+            def record(self) -> None:
+                outer.log.append(f"record {self.name}")
+
+            def synchronize(self) -> None:
+                outer.log.append(f"wait {self.name}")
+
+            def elapsed_time(self, other: Any) -> float:
+                return 12.5  # milliseconds, as CUDA events say
+
+        self.Event = Event
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        self.log.append("synchronize device")
+
+
+def test_on_the_device_the_call_is_between_two_device_synchronisations_and_the_end_event_after_the_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    log: list[str] = []
+    fake = type(sys)("torch")
+    fake.cuda = _FakeCuda(log)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake)
+
+    def work(x: int) -> int:
+        log.append("call")
+        return x * 2
+
+    assert gpu_timing.call_on_device(work, (21,), {}) == (42, pytest.approx(0.0125))
+    # A side stream's work is inside the span: every stream synchronised before the end is marked.
+    assert log == ["synchronize device", "new start", "new end", "record start", "call", "synchronize device", "record end", "wait end"]
