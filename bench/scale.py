@@ -21,7 +21,8 @@ Redis). Then, ``--requests`` times each, requests taking turns:
   seconds, bytes and the gunicorn worker's peak RSS, which must not grow
   with the data);
 - as an admin: the module and rung dashboards, the report queue, the admin
-  submission list (filtered by status and kind, and searched by user name),
+  submission list (as it opens, filtered by status and kind, and searched
+  by user name),
   the rejudge preview of the hot rung;
 - in this process: the reaper's sweep (``grader.lifecycle.reap``) and
   ``load_exercises`` again on the full database.
@@ -31,8 +32,10 @@ and every SELECT is EXPLAINed: a sequential scan of a big table is flagged.
 It prints p50/p95 per page and scale side by side, a PASS/FAIL line per
 target (pages p95 <= 150 ms, dashboards <= 1 s, reaper sweep <= 100 ms, no
 sequential scan of a big table) and writes bench/scale-results.json
-(``--output``). Figures taken while other work loads the machine are not
-for the record: the load average is printed and saved with them.
+(``--output``) and, from it, the scale section of docs/operations.md
+(bench/sizing.py; not for another ``--output``). Figures taken while other
+work loads the machine are not for the record: the load average is printed
+and saved with them, and the guide says so.
 """
 
 from __future__ import annotations
@@ -197,6 +200,7 @@ def _pages(world: Any) -> dict[str, tuple[str, int]]:
         "module_dashboard": (reverse("authoring:module-dashboard", args=[world.module_slug]), admin),
         "rung_dashboard": (reverse("authoring:rung-dashboard", args=[world.module_slug, rung]), admin),
         "report_queue": (reverse("authoring:reports", args=[world.module_slug]), admin),
+        "admin_submissions": (reverse("admin:grader_submission_changelist"), admin),
         "admin_submissions_filtered": (reverse("admin:grader_submission_changelist") + "?status__exact=done&kind__exact=submit", admin),
         "admin_submissions_search": (reverse("admin:grader_submission_changelist") + "?q=scale-learner-000042", admin),
         "rejudge_preview": (reverse("authoring:rejudge", args=[world.rejudge_id]), admin),
@@ -257,6 +261,17 @@ def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return nodes
 
 
+def _disk_bytes() -> dict[str, int]:
+    """The database's size on disk and its two biggest tables' (indexes included): the disk a year takes."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_database_size(current_database()), pg_total_relation_size('grader_submission'), "
+                       "pg_total_relation_size('grader_submissiontestresult')")
+        database, submissions, test_rows = cursor.fetchone()
+    return {"database": database, "grader_submission": submissions, "grader_submissiontestresult": test_rows}
+
+
 def _timed_ms(call: Callable[[], Any]) -> float:
     started = time.perf_counter()
     call()
@@ -290,6 +305,7 @@ def measure_current_database(scale: float, requests: int, *, debug: bool = False
     world = scale_fill.fill(scale)
     result["fill_s"] = round(time.perf_counter() - started, 1)
     result["rows"], result["fill_seconds"] = world.counts, world.seconds
+    result["disk_bytes"] = _disk_bytes()
     print(f"  filled in {result['fill_s']} s", flush=True)
     env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "1" if debug else "0", "ALLOWED_HOSTS": "127.0.0.1,localhost", "LOG_LEVEL": "WARNING",
            "SESSION_ENGINE": SESSION_ENGINE, "STATIC_ROOT": str(STATIC_ROOT),
@@ -366,7 +382,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     _setup()
     results = [run_scale(scale, options.requests) for scale in scales]
-    return 0 if report(results, options.requests, options.output) else 1
+    met = report(results, options.requests, options.output)
+    if options.output.resolve() == RESULTS:
+        from bench.sizing import write_scale_guide
+
+        write_scale_guide(json.loads(RESULTS.read_text()))  # docs/operations.md quotes this run
+        print("  docs/operations.md's scale figures rewritten from it")
+    return 0 if met else 1
 
 
 def report(results: list[dict[str, Any]], requests: int, output: Path) -> bool:

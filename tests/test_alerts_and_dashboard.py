@@ -69,3 +69,17 @@ def test_every_metric_the_alerts_and_the_dashboard_name_is_exported():
     assert {"dojo_queue_depth", "dojo_jobs_total", "dojo_infra_errors_total", "dojo_lti_passback_failures_total", "dojo_slow_requests_total"} <= {
         name for expr in exprs for name in named_metrics(expr)
     }
+
+
+def test_what_to_watch_names_every_alert_and_only_exported_metrics():
+    """docs/operations.md's "What to watch" explains each alert of alerts.yml, and every metric the guide names exists."""
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    watch = guide.split("## What to watch\n", 1)[1].split("\n## ", 1)[0]
+    alerts = {rule["alert"] for group in yaml.safe_load(ALERTS.read_text())["groups"] for rule in group["rules"]}
+    assert alerts and not {alert for alert in alerts if f"`{alert}`" not in watch}, "an alert the guide does not explain"
+    assert not set(re.findall(r"`(Dojo[A-Za-z]+)`", watch)) - alerts, "the guide names an alert alerts.yml lacks"
+    named = set(re.findall(r"\b(dojo_[a-z_]+)", guide))
+    assert {"dojo_queue_depth", "dojo_busy_refusals_total", "dojo_infra_errors_total"} <= named
+    exported = exported_names()
+    unknown = {name for name in named if name not in exported and not {f"{name}_count", f"{name}_total"} & exported}
+    assert not unknown, f"docs/operations.md names metrics that are not exported: {unknown}"

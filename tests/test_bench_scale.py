@@ -34,4 +34,5 @@ def test_the_scale_bench_fills_measures_every_page_and_writes_its_json(tmp_path:
     assert all(page["status"] == 200 for page in measured["explain"].values()), measured["explain"]
     assert measured["pages"]["gradebook_csv"]["status"] == 200 and measured["pages"]["gradebook_csv"]["bytes"] > 0
     assert measured["pages"]["load_exercises"]["full_ms"] > 0
+    assert measured["pages"]["admin_submissions"]["p95_ms"] > 0 and measured["disk_bytes"]["grader_submissiontestresult"] > 0
     assert any(name.endswith("reaper_sweep p95 <= 100 ms") for name in written["targets"])

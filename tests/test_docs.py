@@ -96,6 +96,25 @@ def test_the_sizing_section_quotes_the_committed_bench_results():
     assert f"{results['burst_per_min']} jobs a minute" in written
 
 
+def test_the_scale_section_quotes_the_committed_scale_results():
+    """docs/operations.md's "A year of data" is written from bench/scale-results.json (``make bench-scale`` rewrites both)."""
+    import json
+
+    from bench.sizing import SCALE_BEGIN, SCALE_END, render_scale, rewrite_scale, written
+
+    results = json.loads((ROOT / "bench" / "scale-results.json").read_text())
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    assert guide.count(SCALE_BEGIN) == 1 and guide.count(SCALE_END) == 1, "the scale markers are missing"
+    assert written(guide, SCALE_BEGIN, SCALE_END) == render_scale(results), (
+        "docs/operations.md's scale figures differ from bench/scale-results.json: run `.venv/bin/python -m bench.sizing`"
+    )
+    year = results["scales"][-1]
+    assert f"{year['rows']['submissions']:,} submissions" in guide
+    # A figure that moves in the JSON moves the section: the guide no longer agrees.
+    year["pages"]["workspace"]["p95_ms"] += 1000
+    assert rewrite_scale(guide, results) != guide
+
+
 # Where a dotted name can be imported from: the repository, platform/ (config)
 # and the harness's own root inside the image (sandbox/harness: dojo_harness).
 IMPORT_ROOTS = [ROOT, ROOT / "platform", ROOT / "sandbox" / "harness"]
