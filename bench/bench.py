@@ -44,6 +44,10 @@ Celery worker, a fresh SQLite database; ports 8200 and 6396), then measures:
   highest ``burst_vs_floor`` that stack allows: floor / (floor + stack),
   CPU per job, which a sandbox costing no more than the floor itself would
   reach (``burst_vs_floor_ceiling``).
+- **speed phase**: the speed rung's reference submitted straight through
+  the sandbox runner with its speed phase and without it, alternately
+  (``bench.speed_cost``): the seconds the phase adds per Submit and the
+  ratio to the correctness-only Submit (BENCH_SPEED_PAIRS pairs, 5).
 
 It prints a table with the ratios, the load average beside each phase
 (other work on the machine moves every figure), a PASS/FAIL line per target
@@ -85,6 +89,7 @@ from bench.polling import next_poll_s
 from bench.rungs import BURST_RUNGS, RUNGS, burst_kind, rung_dir
 from bench.runtimes import measure_runtimes
 from bench.sizing import write_guide
+from bench.speed_cost import measure_speed_cost
 from bench.stack import PASSWORD, REPO_ROOT, USER_PREFIX, Stack, StackConfig, stack_env
 from sandbox.container import HUGE_PAGES_TUNABLE
 
@@ -655,6 +660,8 @@ def run_bench() -> int:
     if with_runtimes:
         _log("runtimes: cold Run and Submit under runc and gVisor (runsc)")
         results.update(measure_runtimes(image))
+    _log("the speed phase's cost: the speed rung's Submit with and without it")
+    results.update(measure_speed_cost(image, int(_env_float("BENCH_SPEED_PAIRS", 5))))
     results.update(
         {
             "run_p50_s": round(statistics.median(run_times), 3),
@@ -722,6 +729,12 @@ def run_bench() -> int:
         ("burst / floor at best with this stack (a sandbox as cheap as the floor)", f"{results['burst_vs_floor_ceiling']}"),
         ("burst: CPU by group (share of busy)", ", ".join(f"{group} {share:.0%}" for group, share in sorted((results.get("burst_cpu_split") or {}).items(), key=lambda item: -item[1]) if share >= 0.01)),
         ("module page / workspace p50", f"{results['module_page_p50_s'] * 1000:.1f} ms / {results['workspace_page_p50_s'] * 1000:.1f} ms"),
+        (
+            f"Submit of {results['speed_rung']} with / without its speed phase (p50)",
+            f"{results['speed_submit_p50_s']:.3f} s / {results['speed_submit_without_phase_p50_s']:.3f} s: +{results['speed_phase_added_s']:.3f} s per Submit"
+            f" (the phase itself {results['speed_phase_p50_s']:.3f} s), {results['speed_submit_vs_correctness_only']:.2f}x the correctness-only Submit;"
+            f" verdicts {results['speed_phase_verdicts']}",
+        ),
     ]
     if with_runtimes:
         rows += [
