@@ -14,11 +14,24 @@ from core.constants import MARKDOWN_MAX_CHARS, ContentRole
 from exercises.constants import GpuNeed, TestVisibility
 from exercises.loader import parse_yaml
 from exercises.models import Module, Rung, Track
-from exercises.schema import ENTRY_PATTERN, HINT_MAX_CHARS, HINTS_MAX, SLUG_PATTERN, EntryDomain, EquivalentMutant, Limits, Source
+from exercises.schema import (
+    ENTRY_PATTERN,
+    HINT_MAX_CHARS,
+    HINTS_MAX,
+    SLUG_PATTERN,
+    SPEED_BASELINE_FILE,
+    SPEED_INPUTS_FILE,
+    EntryDomain,
+    EquivalentMutant,
+    Limits,
+    Source,
+    Speed,
+)
 from exercises.services import external_id_taken
 
 from .messages import EXTERNAL_ID_TAKEN
 from .models import RungDraft
+from .transfer import draft_speed
 
 
 def _authors_yaml(text: str, empty: Any) -> Any:
@@ -184,6 +197,24 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
                   "e.g. kv_bytes: {args: {n: {type: int, min: 1, otherwise: ValueError}}}. See the authoring guide, \"Documented domain\".",
     )
 
+    # A speed-graded rung (issue 60): rung.yaml's speed section and the two files it names. Hidden
+    # material: the editor is a content role's page (learners and course staff never open it).
+    speed_yaml = forms.CharField(
+        label="Speed section (YAML)", required=False,
+        widget=forms.Textarea(attrs={"rows": 7, "class": "code-plain", "spellcheck": "false"}),
+        help_text="Empty for a rung graded on correctness alone. e.g. entry: gather_kv, sizes: [{batch: 32, max_len: 2048}], "
+                  "baseline: naive (or reference), target: {speedup: 1.5} (or {within: 1.25} with the reference), budget_s: 20. "
+                  "See the authoring guide, \"Speed rungs\".",
+    )
+    speed_inputs_code = forms.CharField(
+        label=f"Speed inputs ({SPEED_INPUTS_FILE})", required=False, strip=False, widget=_CODE,
+        help_text="make_inputs(rng, **size) returns the positional arguments of one timed call; check(got, expected) is optional.",
+    )
+    speed_baseline_code = forms.CharField(
+        label=f"Baseline ({SPEED_BASELINE_FILE})", required=False, strip=False, widget=_CODE,
+        help_text="For baseline: naive only: a correct, slow implementation of the entry point. Learners never see it.",
+    )
+
     hints_text = forms.CharField(
         label="Hints, in order (Markdown)", required=False, strip=False,
         widget=forms.Textarea(attrs={"rows": 8, "class": "markdown", "spellcheck": "true"}),
@@ -226,6 +257,11 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         self.fields["hints_text"].initial = join_hints(list(self.instance.hints or []))
         domain = dict(self.instance.domain or {})
         self.fields["domain_yaml"].initial = yaml.safe_dump(domain, sort_keys=False, allow_unicode=True, width=4096) if domain else ""
+        speed = dict(self.instance.speed or {})
+        section, speed_files = dict(speed.get("section") or {}), dict(speed.get("files") or {})
+        self.fields["speed_yaml"].initial = yaml.safe_dump(section, sort_keys=False, allow_unicode=True, width=4096) if section else ""
+        self.fields["speed_inputs_code"].initial = speed_files.get(SPEED_INPUTS_FILE, "")
+        self.fields["speed_baseline_code"].initial = speed_files.get(SPEED_BASELINE_FILE, "")
         current = {**Limits().model_dump(), **dict(self.instance.limits or {})}
         for name, (label, field_class, options) in _LIMIT_FIELDS.items():
             self.fields[f"limit_{name}"] = field_class(label=label, initial=current[name], **options)
@@ -269,6 +305,18 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
                 raise forms.ValidationError(f"{key}: {problems}") from exc
         return domain
 
+    def clean_speed_yaml(self) -> dict[str, Any]:
+        """The same checks as rung.yaml's ``speed`` key (exercises.schema.Speed), each problem naming its key as the loader does."""
+        data = _authors_yaml(self.cleaned_data.get("speed_yaml", ""), None)
+        if data is None:
+            return {}
+        try:
+            speed = Speed.model_validate(data)
+        except ValidationError as exc:
+            raise forms.ValidationError("; ".join(f"key '{'.'.join(['speed', *(str(part) for part in err['loc'])])}': {err['msg']}"
+                                                  for err in exc.errors())) from exc
+        return speed.model_dump(mode="json", exclude_none=True)
+
     def clean_hints_text(self) -> list[str]:
         """The same rules as rung.yaml's ``hints`` key (exercises.schema.RungMeta)."""
         hints = split_hints(self.cleaned_data.get("hints_text", ""))
@@ -300,6 +348,11 @@ class RungDraftForm(forms.ModelForm[RungDraft]):
         self.instance.hints = self.cleaned_data.get("hints_text") or []
         if "domain_yaml" in self.data:  # a form without the field (a script, an old page) keeps the domain
             self.instance.domain = self.cleaned_data.get("domain_yaml") or {}
+        if "speed_yaml" in self.data:  # likewise the speed section and its files
+            files = {SPEED_INPUTS_FILE: self.cleaned_data.get("speed_inputs_code") or "", SPEED_BASELINE_FILE: self.cleaned_data.get("speed_baseline_code") or ""}
+            # A file left empty is no file: the loader then says which one the section needs.
+            self.instance.speed = draft_speed({"section": self.cleaned_data.get("speed_yaml") or {},
+                                               "files": {name: text for name, text in files.items() if text.strip()}})
         return super().save(commit)
 
 

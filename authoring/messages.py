@@ -30,8 +30,3 @@ ROLE_LAST_EDITOR = "This is the module's last editor: make someone else editor f
 ROLE_CHOOSE = "Choose a role to revoke."
 MODULE_TAKEN_MEANWHILE = "Another module took this slug or id a moment ago: choose another."
 TAKEN_MEANWHILE = "another module took a slug or an id of this zip a moment ago: look at the catalog and import again"
-# A non-admin's import lands as drafts, and drafts do not carry a speed section yet (issue 60).
-SPEED_RUNG_ADMIN_IMPORT = (
-    "it is speed-graded, and an import that is not an admin's lands as drafts, which cannot hold its speed section yet; "
-    "ask an admin to import it"
-)

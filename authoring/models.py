@@ -52,6 +52,10 @@ class RungDraft(models.Model):
     alternatives = models.JSONField(default=dict, blank=True)
     # rung.yaml's domain: as plain data.
     domain = models.JSONField(default=dict, blank=True)
+    # A speed-graded rung (issue 60): {"section": rung.yaml's speed section, "files": {"speed_inputs.py": ...,
+    # "baseline.py": ...}}, as RungVersion.speed keeps them beside its job payload; {} for a rung without one.
+    # The files are hidden material: only the module's content roles read a draft.
+    speed = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 

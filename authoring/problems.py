@@ -21,6 +21,8 @@ FILE_FIELDS = {
     "reference.py": ("reference_code", "Reference solution"),
     "test_visible.py": ("visible_tests", "Visible tests"),
     "test_hidden.py": ("hidden_tests", "Hidden tests"),
+    "speed_inputs.py": ("speed_inputs_code", "Speed inputs"),
+    "baseline.py": ("speed_baseline_code", "Baseline"),
 }
 # The form field for each top-level key of rung.yaml.
 KEY_FIELDS = {
@@ -37,6 +39,7 @@ KEY_FIELDS = {
     "hints": ("hints_text", "Hints"),
     "alternatives": ("alternatives", "Alternatives"),
     "domain": ("domain_yaml", "Documented domain"),
+    "speed": ("speed_yaml", "Speed section"),
 }
 GENERAL = ("general", "The draft")
 

@@ -39,7 +39,7 @@ from .models import RungCheck, RungDraft
 from .problems import by_field as problems_by_field
 from .problems import describe_all as describe_problems
 from .problems import sentence as problem_sentence
-from .transfer import read_rung_files, rung_files
+from .transfer import draft_speed, read_rung_files, rung_files
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ def draft_from_version(module: Module, rung: Rung) -> RungDraft:
                      "reference_code", "visible_tests", "hidden_tests", "hidden_test_meta", "wrong_solutions", "equivalent_mutants", "hints",
                      "alternatives", "domain"):
             setattr(draft, name, getattr(version, name))
+        # The speed section and its files, without the job's payload the version keeps beside them (issue 60).
+        draft.speed = draft_speed(version.speed)
     return draft
 
 

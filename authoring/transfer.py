@@ -29,12 +29,12 @@ from exercises.exceptions import CatalogError
 from exercises.loader import RungFiles, TrackFiles, read_catalog, read_rung
 from exercises.models import Module, Rung, Track
 from exercises.schema import Limits
-from exercises.services import SyncReport, content_fields, external_id_taken, store_catalog
+from exercises.services import SyncReport, content_fields, external_id_taken, store_catalog, stored_speed
 from sandbox.jobs import planned_tests
 
 from .content_roles import make_creator_editor
 from .exceptions import ImportRefused
-from .messages import EXTERNAL_ID_TAKEN, SPEED_RUNG_ADMIN_IMPORT, TAKEN_MEANWHILE
+from .messages import EXTERNAL_ID_TAKEN, TAKEN_MEANWHILE
 from .models import RungDraft
 
 # Bounds on an uploaded zip: the catalog is text and small.
@@ -65,6 +65,12 @@ class RungContent(Protocol):
 
 def _dump_yaml(data: Mapping[str, Any]) -> str:
     return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
+
+
+def draft_speed(stored: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a draft keeps of a speed phase (RungDraft.speed): rung.yaml's section and its files, without
+    the job's payload a version keeps beside them (RungVersion.speed); {} for a rung without one."""
+    return {key: stored[key] for key in ("section", "files") if stored and stored.get(key)}
 
 
 def rung_folder(order: int, slug: str) -> str:
@@ -113,7 +119,7 @@ def rung_files(content: RungContent, slug: str, *, senior: bool = False) -> dict
     domain = dict(getattr(content, "domain", None) or {})
     if domain:
         meta["domain"] = domain
-    # A speed-graded version keeps rung.yaml's section and its files (exercises.services.stored_speed).
+    # A speed-graded version or draft keeps rung.yaml's section and its files (exercises.services.stored_speed).
     speed: dict[str, Any] = dict(getattr(content, "speed", None) or {})
     if speed.get("section"):
         meta["speed"] = dict(speed["section"])
@@ -322,13 +328,9 @@ def _check_import_allowed(catalog: list[TrackFiles], user: User) -> None:
             if module is not None and not can_edit_module(user, module):
                 raise ImportRefused(f"module '{module.slug}': only its editors import over it")
             for rung_files_ in module_files.rungs:
-                rung = Rung.objects.filter(slug=rung_files_.meta.slug).select_related("module", "current_version").first()
+                rung = Rung.objects.filter(slug=rung_files_.meta.slug).select_related("module").first()
                 if rung is not None and rung.module.slug != module_files.meta.slug:
                     raise ImportRefused(f"rung '{rung.slug}' belongs to module '{rung.module.slug}'")
-                # A draft has no speed section yet: a new or changed speed-graded rung would lose it.
-                current = rung.current_version if rung is not None else None
-                if rung_files_.meta.speed is not None and (current is None or current.content_hash != rung_files_.content_hash):
-                    raise ImportRefused(f"rung '{rung_files_.meta.slug}': {SPEED_RUNG_ADMIN_IMPORT}")
 
 
 def import_files(files: Mapping[str, str], user: User) -> SyncReport:
@@ -377,6 +379,8 @@ def _store_drafts(module: Module, rungs: list[RungFiles], user: User, report: Sy
         current = rung.current_version if rung is not None else None
         if current is not None and current.content_hash == files.content_hash and rung is not None and rung.order == files.order:
             continue
-        values = {**content_fields(files), "order": files.order, "rung": rung, "base_version": current, "updated_by": user}
+        # A speed-graded rung's draft keeps its speed section and files: its Check times the reference (issue 60).
+        values = {**content_fields(files), "speed": draft_speed(stored_speed(files)), "order": files.order, "rung": rung,
+                  "base_version": current, "updated_by": user}
         RungDraft.objects.update_or_create(module=module, slug=files.meta.slug, defaults=values)
         report.drafts.append(files.meta.slug)

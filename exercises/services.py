@@ -136,7 +136,7 @@ def publish_rung_version(rung: Rung, files: RungFiles) -> RungVersion | None:
     if current is not None and current.content_hash == digest:
         return None
     number = (rung.versions.aggregate(top=Max("number"))["top"] or 0) + 1
-    # The speed phase's payload rides on the version only (a draft has no speed section yet).
+    # The speed phase's payload rides on the version only (a draft keeps the section and its files: authoring.transfer.draft_speed).
     version = RungVersion.objects.create(rung=rung, number=number, content_hash=digest, speed=stored_speed(files), **content_fields(files))
     rung.current_version = version
     rung.save(update_fields=["current_version"])

@@ -1,7 +1,7 @@
-"""A non-admin's import lands as drafts, which cannot hold a speed section yet:
-a new or changed speed-graded rung is refused with a sentence, never stored
-without its speed phase (issue 60); an unchanged one goes through, and an
-admin's import publishes it whole."""
+"""A non-admin's import lands as drafts, and a draft carries a speed-graded rung whole
+(issue 60): a new or changed speed rung becomes a draft with its speed section and its
+files (speed_inputs.py, baseline.py), which its Check times and its Publish keeps; an
+unchanged one goes through, and an admin's import publishes it whole."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from authoring import transfer
-from authoring.exceptions import ImportRefused
-from authoring.messages import SPEED_RUNG_ADMIN_IMPORT
+from authoring import services, transfer
 from authoring.models import ModuleRole, RungDraft
 from exercises.models import Module, Rung
 
@@ -31,16 +29,24 @@ def _export_with_a_changed_speed_rung(module: Module) -> dict[str, str]:
     return files
 
 
-def test_an_editors_import_of_a_changed_speed_rung_is_refused_with_a_sentence(serving, instructor):
-    with pytest.raises(ImportRefused) as refused:
-        transfer.import_files(_export_with_a_changed_speed_rung(serving), instructor)
-    assert SPEED_RUNG_ADMIN_IMPORT in str(refused.value) and "batched-kv-gather" in str(refused.value)
-    assert not RungDraft.objects.filter(slug="batched-kv-gather", rung__isnull=False).exclude(instructions_md="").filter(
-        instructions_md__endswith="One more note.\n").exists()
+def test_an_editors_import_of_a_changed_speed_rung_lands_as_a_draft_with_its_speed_section_and_files(serving, instructor):
+    files = _export_with_a_changed_speed_rung(serving)
+    transfer.import_files(files, instructor)
+    draft = RungDraft.objects.get(slug="batched-kv-gather")
+    published = Rung.objects.get(slug="batched-kv-gather").current_version
+    assert published is not None and draft.instructions_md.endswith("One more note.\n")
+    assert draft.speed == {"section": published.speed["section"], "files": published.speed["files"]}
+    assert set(draft.speed["files"]) == {"speed_inputs.py", "baseline.py"}
+    # Read back as its Check reads it: the speed phase the version's job carries, and exactly the zip's rung.
+    built = services.build_draft(draft)
+    assert built.speed_payload == published.speed_payload
+    zipped = {name.removeprefix(FOLDER): text for name, text in files.items() if name.startswith(FOLDER)}
+    assert built.content_hash == transfer.read_rung_files(zipped, "batched-kv-gather", 8).content_hash
 
 
 def test_an_editors_import_with_the_speed_rung_unchanged_goes_through(serving, instructor):
     transfer.import_files(transfer.export_module(serving), instructor)
+    assert not RungDraft.objects.filter(slug="batched-kv-gather").exists()
 
 
 def test_an_admins_import_publishes_the_changed_speed_rung_with_its_speed_phase(serving, admin_user):
@@ -50,3 +56,15 @@ def test_an_admins_import_publishes_the_changed_speed_rung_with_its_speed_phase(
     assert before is not None and current is not None
     assert current.number == before.number + 1
     assert current.speed_payload == before.speed_payload and current.speed["section"] == before.speed["section"]
+
+
+def test_a_draft_opened_from_a_speed_rung_is_the_published_rung_and_exports_it_whole(serving):
+    rung = Rung.objects.select_related("current_version").get(slug="batched-kv-gather")
+    draft = services.draft_from_version(serving, rung)
+    assert rung.current_version is not None
+    # Unchanged: nothing to publish, and a Check of it times the same speed phase.
+    assert services.build_draft(draft).content_hash == rung.current_version.content_hash
+    assert services.draft_state(draft)["unchanged"]
+    files = services.draft_files(draft)
+    assert files["baseline.py"] == rung.current_version.speed["files"]["baseline.py"]
+    assert "speed:" in files["rung.yaml"] and "min_ratio" not in files["rung.yaml"]

@@ -224,3 +224,4 @@ def test_claimed_jobs_keep_their_claims_when_they_share_one_base_model(transacti
         assert model.objects.values(*CLAIM, "enqueued_at", "started_at", "finished_at").get() == row
     assert apps.get_model("grader", "Submission").objects.get().channel == "channel-1"
     assert apps.get_model("authoring", "RungCheck").objects.get().files == {"reference.py": "x = 1\n"}
+    assert apps.get_model("authoring", "RungDraft").objects.get().speed == {}  # added later (issue 60): no speed section
