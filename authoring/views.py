@@ -37,7 +37,7 @@ from core.markdown import render_markdown
 from core.roles import is_admin
 from core.types import AuthenticatedHttpRequest, User
 from exercises.models import Module, Rung
-from grader import rejudge
+from grader import rejudge, speed_board
 from grader.constants import Status
 from grader.models import Rejudge
 
@@ -404,6 +404,7 @@ def rung_dashboard(request: HttpRequest, slug: str, rung: str) -> HttpResponse:
     return render(request, "authoring/dashboard.html", {"module": module, "rung": rung_obj, "rungs": [rung_obj], "rows": None,
                                                          "charts": stats.charts_for([rung_obj]),
                                                          "hint_use": aids_services.hint_use(rung_obj),
+                                                         "speed": speed_board.speed_figures(rung_obj),
                                                          "open_reports": aids_services.open_report_count(module)})
 
 

@@ -39,6 +39,7 @@ urlpatterns: list[URLPattern] = [
     path("<slug:slug>/learners/<int:user_id>/timeline/", views_tools.timeline, name="timeline"),
     path("<slug:slug>/submissions/<int:pk>/feedback/", views_tools.submission_feedback, name="feedback"),
     path("<slug:slug>/rungs/<slug:rung_slug>/mistakes/", views_tools.mistakes, name="mistakes"),
+    path("<slug:slug>/rungs/<slug:rung_slug>/speed/", views_tools.speed_boards, name="speed-boards"),
     # Similarity reports of an assignment's rungs (course staff): the list and a request (POST), a report, a pair side by side.
     path("<slug:slug>/assignments/<int:assignment_id>/similarity/", views_similarity.similarity_reports, name="similarity"),
     path("<slug:slug>/similarity/<int:report_id>/", views_similarity.similarity_report, name="similarity-report"),

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from core.markdown import render_markdown
 from core.types import AuthenticatedHttpRequest, User
 from exercises.models import Rung
+from grader import speed_board
 from grader.constants import Kind
 from grader.retention import stored_tests
 
@@ -130,3 +131,17 @@ def mistakes(request: AuthenticatedHttpRequest, slug: str, rung_slug: str) -> Ht
     if rung is None or rung.pk not in course_rung_ids(course):
         raise Http404("No such rung in this course.")
     return render(request, "courses/mistakes.html", {"course": course, "rung": rung, "result": common_mistakes(course, rung.pk)})
+
+
+@login_required
+@require_GET
+def speed_boards(request: AuthenticatedHttpRequest, slug: str, rung_slug: str) -> HttpResponse:
+    """A speed rung's boards for this course's learners only, with their usernames (its staff see their work anyway)."""
+    course, _ = get_course_for(request.user, slug, "view_learner_work")
+    rung = Rung.objects.select_related("current_version").filter(slug=rung_slug).first()
+    if rung is None or rung.pk not in course_rung_ids(course):
+        raise Http404("No such rung in this course.")
+    learners = Membership.objects.filter(course=course, role=CourseRole.LEARNER).values("user")
+    timed = rung.current_version is not None and bool(rung.current_version.speed)
+    boards = speed_board.speed_boards(rung, learners=learners, names="roster", size=speed_board.COURSE_BOARD_ROWS) if timed else []
+    return render(request, "courses/speed_boards.html", {"course": course, "rung": rung, "boards": boards, "timed": timed})

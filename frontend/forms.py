@@ -9,11 +9,14 @@ from django.contrib.auth.models import User
 from django.core.validators import ProhibitNullCharactersValidator
 
 from core.untrusted_patterns import untrusted
+from grader import speed_board
 from grader.exceptions import CodeRejected
-from grader.messages import CODE_EMPTY, STALE_PAGE
+from grader.messages import BOARD_NAME_NEEDED, BOARD_NAME_RULE, BOARD_NAME_TAKEN, CODE_EMPTY, PREDICTION_INVALID, STALE_PAGE
 from grader.services import validate_code
 
 ASCII_USERNAME = untrusted(r"[A-Za-z0-9@.+_-]+", max_chars=150, reads="a username typed at sign-up")
+# A name shown on speed boards: Latin letters, digits, and a few joiners, for the reason usernames are.
+BOARD_NAME = untrusted(r"[A-Za-z0-9][A-Za-z0-9 ._-]{2,29}", max_chars=30, reads="a name typed for the speed boards")
 USERNAME_RULE = "Use only the letters a-z and A-Z, digits and @ . + - _ (names in other scripts can look exactly like someone else's)."
 
 
@@ -68,6 +71,8 @@ class CodeForm(forms.Form):
 
     code = CodeField()
     version = forms.IntegerField(min_value=1, error_messages={"required": STALE_PAGE, "invalid": STALE_PAGE, "min_value": STALE_PAGE})
+    # The speed-up predicted before a Submit of a speed rung that asks (grader.speed_board.check_prediction rules on it).
+    prediction = forms.FloatField(required=False, error_messages={"invalid": PREDICTION_INVALID})
 
     def clean_code(self) -> str:
         code: str = self.cleaned_data["code"]
@@ -80,3 +85,29 @@ class DraftForm(forms.Form):
     """An autosave of the editor, capped like a submission (in UTF-8 bytes); an empty draft is allowed."""
 
     code = CodeField()
+
+
+class BoardNameForm(forms.Form):
+    """Whether the learner shows on speed boards, and under which name; anonymous by default."""
+
+    shown = forms.BooleanField(required=False, label="Show my name on speed boards")
+    name = forms.CharField(required=False, max_length=30, label="Name to show", help_text=BOARD_NAME_RULE)
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        name = " ".join(str(data.get("name") or "").split())
+        if not data.get("shown"):
+            data["name"] = ""
+            return data
+        if not name:
+            self.add_error("name", forms.ValidationError(BOARD_NAME_NEEDED, code="required"))
+        elif not BOARD_NAME.fullmatch(name):
+            self.add_error("name", forms.ValidationError(BOARD_NAME_RULE, code="invalid"))
+        elif speed_board.board_name_taken(self.user, name):
+            self.add_error("name", forms.ValidationError(BOARD_NAME_TAKEN, code="taken"))
+        data["name"] = name
+        return data

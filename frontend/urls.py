@@ -10,6 +10,7 @@ urlpatterns = [
     path("metrics", metrics.metrics, name="metrics"),
     path("signup/", views.signup, name="signup"),
     path("notifications/", views.notification_list, name="notifications"),
+    path("accounts/board-name/", views.board_name, name="board-name"),
     path("tracks/<slug:slug>/", views.track_detail, name="track"),
     path("modules/<slug:slug>/", views.module_detail, name="module"),
     path("rungs/<slug:slug>/", views.rung_workspace, name="rung"),

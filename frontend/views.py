@@ -29,7 +29,7 @@ from core.types import AuthenticatedHttpRequest, User, Visitor
 from courses.assignments import learner_deadlines, practice_submissions
 from courses.permissions import teaches_rung
 from exercises.models import Module, Rung, Track
-from grader import events, messages, pacing, rejudge, services
+from grader import events, messages, pacing, rejudge, services, speed_board
 from grader.capacity import recent_capacity
 from grader.constants import Kind, Status
 from grader.exceptions import SubmissionRejected
@@ -39,7 +39,7 @@ from grader.retention import stored_tests
 
 from . import services as frontend_services
 from . import sessions
-from .forms import CodeForm, DraftForm, SignupForm
+from .forms import BoardNameForm, CodeForm, DraftForm, SignupForm
 from .lockout import locked_out
 from .models import Draft
 from .reference import may_see_reference, unlocked_reference
@@ -162,8 +162,25 @@ def rung_workspace(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
         "deadlines": learner_deadlines(request.user, [rung.pk]),
         "max_code_bytes": settings.GRADER_MAX_CODE_BYTES,
         "embed": request.GET.get("embed") == "1",
+        **_speed_context(request.user, rung, version),
     }
     return render(request, "frontend/workspace.html", context)
+
+
+def _speed_context(user: User, rung: Rung, version: Any) -> dict[str, Any]:
+    """A speed rung's prediction field and boards (issue 60, items 7 and 8); nothing for any other rung."""
+    if not version.speed:
+        return {}
+    mode = speed_board.prediction_mode(version)
+    return {
+        "speed_boards": speed_board.speed_boards(rung, viewer=user),
+        "board_name": speed_board.board_name_of(user),
+        "predict": mode,
+        "predict_label": messages.PREDICTION_LABEL,
+        "predict_help": messages.PREDICTION_HELP.get(mode or "", ""),
+        "predict_min": messages.PREDICTION_MIN,
+        "predict_max": messages.PREDICTION_MAX,
+    }
 
 
 @login_required
@@ -255,7 +272,9 @@ def submission_create(request: AuthenticatedHttpRequest, slug: str, kind: str) -
     if form.cleaned_data["version"] != version.number:
         return JsonResponse({"error": messages.VERSION_CHANGED, "code": "version_changed"}, status=409)
     try:
-        submission = services.submit_solution(user=request.user, rung=rung, kind=kind, code=form.cleaned_data["code"])
+        submission = services.submit_solution(
+            user=request.user, rung=rung, kind=kind, code=form.cleaned_data["code"], prediction=form.cleaned_data.get("prediction")
+        )
     except SubmissionRejected as exc:
         # 400 bad input, 409 one already in flight, 429 rate limit, 503 queue full.
         refused = JsonResponse({"error": str(exc), "retry_after_s": exc.retry_after_s}, status=exc.http_status)
@@ -471,3 +490,22 @@ def notification_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     items = [{"sentence": messages.notification_sentence(n.kind, n.params), "url": n.url, "created_at": n.created_at, "unread": n.read_at is None} for n in shown]
     notifications.mark_read(request.user, [n.pk for n in shown if n.read_at is None])
     return render(request, "frontend/notifications.html", {"items": items})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def board_name(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The learner's name on speed boards: anonymous until they tick the box and choose one."""
+    current = speed_board.board_name_of(request.user)
+    saved = ""
+    if request.method == "POST":
+        form = BoardNameForm(request.POST, user=request.user)
+        if form.is_valid():
+            speed_board.set_board_name(request.user, form.cleaned_data["name"])
+            current = form.cleaned_data["name"]
+            saved = messages.BOARD_NAME_SAVED_SHOWN.format(name=current) if current else messages.BOARD_NAME_SAVED_HIDDEN
+            form = BoardNameForm(initial={"shown": bool(current), "name": current}, user=request.user)
+    else:
+        form = BoardNameForm(initial={"shown": bool(current), "name": current}, user=request.user)
+    status = 400 if request.method == "POST" and not saved else 200
+    return render(request, "frontend/board_name.html", {"form": form, "saved": saved, "current": current}, status=status)

@@ -35,6 +35,8 @@ MAX_MACHINE = 120
 # Rows a board shows, and machine kinds a page shows boards for.
 BOARD_ROWS = 10
 BOARD_MACHINES = 3
+# Rows a course's staff see: a whole class, within reason.
+COURSE_BOARD_ROWS = 300
 PredictMode = Literal["optional", "required"]
 Names = Literal["public", "roster"]
 
@@ -226,10 +228,12 @@ def speed_board(
     return Board(machine=machine, rows=shown, entries=rows.count(), own=own)
 
 
-def speed_boards(rung: Rung, *, viewer: User | None = None, learners: QuerySet[Any] | None = None, names: Names = "public") -> list[Board]:
-    """``rung``'s boards, one per machine kind (at most BOARD_MACHINES)."""
+def speed_boards(
+    rung: Rung, *, viewer: User | None = None, learners: QuerySet[Any] | None = None, names: Names = "public", size: int = BOARD_ROWS
+) -> list[Board]:
+    """``rung``'s boards, one per machine kind (at most BOARD_MACHINES), ``size`` rows each."""
     return [
-        speed_board(rung, machine, viewer=viewer, learners=learners, names=names)
+        speed_board(rung, machine, viewer=viewer, learners=learners, names=names, size=size)
         for machine in board_machines(rung, learners, viewer if names == "public" else None)
     ]
 
@@ -245,7 +249,7 @@ def board_name_of(user: User) -> str:
 def board_name_taken(user: User, name: str) -> bool:
     """Whether another learner shows ``name`` (or has it as their username): no one may pass for someone else."""
     others_names = BoardName.objects.filter(name__iexact=name).exclude(user=user).exists()
-    return others_names or type(user).objects.filter(username__iexact=name).exclude(pk=user.pk).exists()
+    return others_names or User.objects.filter(username__iexact=name).exclude(pk=user.pk).exists()
 
 
 def set_board_name(user: User, name: str) -> None:

@@ -230,6 +230,7 @@ MATRIX: tuple[Endpoint, ...] = (
              data=lambda w: {"line": 1, "body": "Why this name?"}, ok=frozenset({302}),
              check=_redirects_to(lambda w: reverse("courses:feedback", args=[w.course_a.slug, w.submission_a.pk])), note="a line comment"),
     Endpoint("courses:mistakes", STAFF_A, kwargs=_course_a_with(rung_slug=RUNG)),
+    Endpoint("courses:speed-boards", STAFF_A, kwargs=_course_a_with(rung_slug=RUNG), note="usernames: the course's learners only"),
     Endpoint("courses:similarity", STAFF_A, kwargs=_course_a_with(assignment_id=ASSIGNMENT_A)),
     Endpoint("courses:similarity", STAFF_A, kwargs=_course_a_with(assignment_id=ASSIGNMENT_A), method="post", data=lambda w: {"threshold": "x"},
              ok=frozenset({400}), note="bad form: refused"),

@@ -162,6 +162,9 @@ function start(root) {
     drafts.save();
     try {
       const body = new URLSearchParams({ code: code.getCode(), version: root.dataset.version });
+      // A speed rung that asks for a prediction: the server rules on it (grader.speed_board.check_prediction).
+      const prediction = document.getElementById("speed-prediction");
+      if (kind === "submit" && prediction && prediction.value.trim()) body.set("prediction", prediction.value.trim());
       const resp = await fetch(kind === "run" ? root.dataset.runUrl : root.dataset.submitUrl, {
         method: "POST", credentials: "same-origin", body, headers: { "X-CSRFToken": csrf },
       });
