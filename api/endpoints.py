@@ -31,7 +31,7 @@ from frontend.models import Draft
 from frontend.reference import may_see_reference, unlocked_reference
 from frontend.views import submission_payload
 from grader import messages as grader_messages
-from grader import services
+from grader import services, speed_board
 from grader.constants import Kind
 from grader.exceptions import GraderBusy, NothingToCancel, SubmissionInFlight, SubmissionRejected, SubmissionThrottled, TooManyJobsInFlight
 from grader.models import Submission
@@ -271,7 +271,7 @@ def _submit(request: HttpRequest, slug: str, kind: str, payload: schemas.CodeIn)
         raise ApiRefused(grader_messages.CODE_EMPTY, "empty", 400)
     if payload.version != version.number:
         raise ApiRefused(grader_messages.VERSION_CHANGED, "version_changed", 409)
-    submission = services.submit_solution(user=token.user, rung=found, kind=kind, code=payload.code)
+    submission = services.submit_solution(user=token.user, rung=found, kind=kind, code=payload.code, prediction=payload.prediction)
     return Status(202, {"id": submission.pk, "status": submission.status, "state_url": reverse("api-v1:job", args=[submission.pk])})
 
 
@@ -283,6 +283,23 @@ def run(request: HttpRequest, slug: str, payload: schemas.CodeIn) -> Status[dict
 @api.post("/rungs/{slug}/submit", response={202: schemas.Accepted, **ERRORS}, summary="Submit the code to the hidden tests (run_submit scope)")
 def submit(request: HttpRequest, slug: str, payload: schemas.CodeIn) -> Status[dict[str, Any]]:
     return _submit(request, slug, Kind.SUBMIT, payload)
+
+
+@api.get("/rungs/{slug}/speed-boards", response={200: list[schemas.SpeedBoardOut], **ERRORS},
+         summary="A speed rung's boards, one per machine kind: best ratios after a pass, names as chosen, else anonymous")
+def speed_boards(request: HttpRequest, slug: str) -> list[dict[str, Any]]:
+    found = _get_rung(slug)
+    if found.current_version is None or not found.current_version.speed:
+        return []
+    return [
+        {"machine": board.machine, "entries": board.entries, "rows": [_board_row(row) for row in board.rows],
+         "own": _board_row(board.own) if board.own is not None else None}
+        for board in speed_board.speed_boards(found, viewer=_user(request))
+    ]  # fmt: skip
+
+
+def _board_row(row: speed_board.BoardRow) -> dict[str, Any]:
+    return {"rank": row.rank, "name": row.name, "ratio": row.ratio, "you": row.you}
 
 
 def _own_submission(request: HttpRequest, pk: int) -> Submission:

@@ -100,6 +100,8 @@ class CodeIn(Schema):
     code: str
     # The rung version the code was written against (GET /rungs/{slug} says it).
     version: int
+    # A Submit of a speed rung that asks for one: the speed-up predicted, times the baseline's speed.
+    prediction: float | None = None
 
 
 class Accepted(Schema):
@@ -165,3 +167,20 @@ class CourseEntry(Schema):
 
 # A job's state exactly as the workspace polls it (frontend.views.submission_payload).
 JobState = dict[str, Any]
+
+
+class BoardRowOut(Schema):
+    rank: int
+    # The name the learner chose for boards, "Anonymous learner", or "You".
+    name: str
+    ratio: float
+    you: bool
+
+
+class SpeedBoardOut(Schema):
+    # A GPU's name, else the grading host's CPU model.
+    machine: str
+    entries: int
+    rows: list[BoardRowOut]
+    # The caller's own row when it is below the rows shown.
+    own: BoardRowOut | None
