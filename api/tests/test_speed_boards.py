@@ -15,6 +15,7 @@ def _speed_rung(catalog: Any) -> Any:
 
     rung = Rung.objects.select_related("current_version").get(slug="batched-kv-gather")
     version = rung.current_version
+    assert version is not None
     version.speed = {**version.speed, "section": {**version.speed["section"], "predict": "required"}}
     version.save(update_fields=["speed"])
     return rung
