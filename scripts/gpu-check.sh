@@ -4,8 +4,8 @@
 # rung's reference, starter and wrong solutions (scripts/gpu_check.py), checks
 # the GPU-only assertions and prints the device facts; then the speed phase on
 # the GPU (scripts/gpu_check_speed.py): a known-fast and a known-slow solution
-# measured by the harness's speed phase, both verdicts and the device printed
-# (it needs numpy too). Under 10 minutes in all (5.5 + 4 at most).
+# and a side-stream cheat measured by the harness's speed phase, the verdicts
+# and the device printed (it needs numpy too). Under 10 minutes in all (5.5 + 4 at most).
 #   scripts/gpu-check.sh                # PYTHON=python3.12 to pick another interpreter
 #   scripts/gpu-check.sh --allow-cpu    # a dry run without a GPU (never a GPU verification)
 set -euo pipefail
