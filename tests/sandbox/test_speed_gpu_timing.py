@@ -127,3 +127,15 @@ def test_on_the_device_the_call_is_between_two_device_synchronisations_and_the_e
     assert gpu_timing.call_on_device(work, (21,), {}) == (42, pytest.approx(0.0125))
     # A side stream's work is inside the span: every stream synchronised before the end is marked.
     assert log == ["synchronize device", "new start", "new end", "record start", "call", "synchronize device", "record end", "wait end"]
+
+
+@pytest.mark.parametrize(
+    ("span", "kept"), [(0.0125, 0.0125), (0.0, 0.0), (float("nan"), None), (float("inf"), None), (-1.0, None), (1e9, None), ("0.1", None), (True, None), (None, None)]
+)
+def test_the_events_span_from_the_learners_process_is_kept_only_as_a_sane_number(span: Any, kept: float | None) -> None:
+    from dojo_harness.proxy import LearnerSession  # type: ignore[import-not-found]
+
+    session = object.__new__(LearnerSession)
+    session.request = lambda *args, **kwargs: {"ok": True, "value": 5, "gpu_s": span}
+    session._decode = lambda value: value
+    assert session.call_on_device("gather_kv", ()) == (5, kept)
