@@ -32,6 +32,7 @@ RUNG = "kv-cache-size"
 MODULE = "inference-and-serving"
 CHECKED = "quantization-arithmetic"  # its rung editor shows a finished Check
 FAILING = "continuous-batching"  # its workspace shows a failed Run; its draft has two empty descriptions
+SPEED = "batched-kv-gather"  # a speed rung: its board, and a prediction field beside Submit
 # Violations left on purpose, each of which must still be found (none today).
 KNOWN: set[tuple[str, str, str]] = set()
 
@@ -75,6 +76,7 @@ def world(live_server: Any, catalog: Any, learner: Any, instructor: Any, admin_u
         SubmissionTestResult.objects.create(submission=failed, order=order, name=f"test_case_{order}", outcome=outcome, duration_s=0.01,
                                             message="" if outcome == "passed" else "assert 0 == 4096", detail="E   assert 0 == 4096")
     _drafts(module, instructor)
+    _speed_board(learner, admin_user)
     return {"course": course, "submit": submit, "report": report, "site": str(live_server.url)}
 
 
@@ -107,6 +109,23 @@ def _drafts(module: Any, instructor: Any) -> None:
     broken.save()
 
 
+def _speed_board(learner: Any, other: Any) -> None:
+    """The speed rung asks for a prediction, and its board has the learner and a named other learner on it."""
+    from exercises.models import Rung
+    from grader.models import SpeedStanding
+    from grader.speed_board import set_board_name
+
+    rung = Rung.objects.select_related("current_version").get(slug=SPEED)
+    version = rung.current_version
+    version.speed = {**version.speed, "section": {**version.speed["section"], "predict": "optional"}}
+    version.save(update_fields=["speed"])
+    for user, ratio in ((learner, 2.5), (other, 4.0)):
+        SpeedStanding.objects.create(
+            user=user, rung=rung, machine="Test CPU", best_ratio=ratio, measured_ratio=ratio, predicted=2.0, predicted_measured=ratio
+        )
+    set_board_name(other, "Gather Wizard")
+
+
 def _routes(world: dict[str, Any], learner: Any) -> list[tuple[str, str, str]]:
     """(role, label, path) of every page the issue names; a #fragment names an action
     (ACTIONS) done on the page before axe runs. The workspace with results shows the
@@ -131,6 +150,8 @@ def _routes(world: dict[str, Any], learner: Any) -> list[tuple[str, str, str]]:
         ("learner", "course page", f"/courses/{course.slug}/"),
         ("learner", "assignment", f"/courses/{course.slug}/assignments/{assignment.pk}/"),
         ("learner", "notifications", "/notifications/"),
+        ("learner", "workspace, speed rung", f"/rungs/{SPEED}/#open-speed"),
+        ("learner", "name on speed boards", "/accounts/board-name/"),
         ("instructor", "author home", "/author/"),
         ("instructor", "module editor", f"/author/modules/{MODULE}/"),
         ("instructor", "rung editor", f"/author/modules/{MODULE}/rungs/{RUNG}/"),
@@ -138,6 +159,8 @@ def _routes(world: dict[str, Any], learner: Any) -> list[tuple[str, str, str]]:
         ("instructor", "rung editor with problems", f"/author/modules/{MODULE}/rungs/{FAILING}/"),
         ("instructor", "module dashboard", f"/author/modules/{MODULE}/dashboard"),
         ("instructor", "rung dashboard", f"/author/modules/{MODULE}/rungs/{RUNG}/dashboard"),
+        ("instructor", "speed rung dashboard", f"/author/modules/{MODULE}/rungs/{SPEED}/dashboard"),
+        ("instructor", "course speed board", f"/courses/{course.slug}/rungs/{SPEED}/speed/"),
         ("instructor", "report queue", f"/author/modules/{MODULE}/reports/"),
         ("instructor", "report", f"/author/modules/{MODULE}/reports/{world['report'].pk}/"),
         ("instructor", "mentor questions", f"/mentor/modules/{MODULE}/questions"),
@@ -171,7 +194,16 @@ def _ask_mentor(page: Any) -> None:
     page.wait_for_timeout(300)  # KaTeX renders the answer's math just after
 
 
-ACTIONS: dict[str, Callable[[Any], None]] = {"open-history": _open_history, "ask-mentor": _ask_mentor}
+def _open_speed_board(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    if page.locator("#tab-instructions").is_visible():  # narrow: the board is on the Instructions tab
+        page.locator("#tab-instructions").click()
+    page.locator("#speed-boards summary").click()
+    expect(page.locator("#speed-board-1")).to_be_visible()
+
+
+ACTIONS: dict[str, Callable[[Any], None]] = {"open-history": _open_history, "ask-mentor": _ask_mentor, "open-speed": _open_speed_board}
 
 
 def _violations(page: Any) -> list[dict[str, Any]]:
