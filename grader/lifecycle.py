@@ -43,7 +43,7 @@ from django.utils import timezone
 from core.metrics import REAPER_RECOVERIES
 from exercises.constants import GpuNeed, gpu_need
 
-from . import messages
+from . import messages, tallies
 from .constants import QUEUE_GPU, QUEUE_RUN, QUEUE_SUBMIT, ErrorCode, Kind, Outcome, Status
 from .models import RejudgeResult, Submission
 
@@ -69,6 +69,9 @@ class JobType:
     # The fields that end a job whose attempts are used up.
     abandoned: Callable[[], dict[str, Any]]
     select_related: tuple[str, ...] = ()
+    # Called with the pk in the transaction that ends a job its claimer did not
+    # finish (cancelled, or abandoned by the reaper); a claimer's finish does its own.
+    ended: Callable[[int], None] | None = None
 
     def rows(self) -> models.QuerySet[Any]:
         return self.model._default_manager.all()
@@ -126,6 +129,7 @@ SUBMISSIONS = register(
             "message": messages.INFRA_ERRORS[ErrorCode.ATTEMPTS_EXHAUSTED],
         },
         select_related=("rung_version",),
+        ended=tallies.count_submission,
     )
 )
 
@@ -208,9 +212,12 @@ def cancel(job_type: JobType, pk: int, **fields: Any) -> bool:
     Its claimer, if any, loses the claim: its ``finish`` writes nothing, and
     ``holds`` tells it to stop the job. False when the job had already ended.
     """
-    cancelled = job_type.rows().filter(pk=pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
-        status=Status.DONE, finished_at=timezone.now(), claimed_by="", **fields
-    )
+    with transaction.atomic():
+        cancelled = job_type.rows().filter(pk=pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
+            status=Status.DONE, finished_at=timezone.now(), claimed_by="", **fields
+        )
+        if cancelled == 1 and job_type.ended is not None:
+            job_type.ended(pk)
     return cancelled == 1
 
 
@@ -284,8 +291,11 @@ def reap(now: datetime | None = None) -> ReapReport:
         for row in stuck:
             still = job_type.rows().filter(pk=row.pk, status=Status.RUNNING, claimed_by=row.claimed_by)
             if row.attempts >= settings.GRADER_MAX_ATTEMPTS:
-                if still.update(status=Status.DONE, finished_at=now, **job_type.abandoned()):
-                    report.abandoned.append((job_type.label, row.pk))
+                with transaction.atomic():
+                    if still.update(status=Status.DONE, finished_at=now, **job_type.abandoned()):
+                        report.abandoned.append((job_type.label, row.pk))
+                        if job_type.ended is not None:
+                            job_type.ended(row.pk)
                 continue
             if still.update(status=Status.QUEUED, enqueued_at=now):
                 report.reset.append((job_type.label, row.pk))

@@ -172,6 +172,7 @@ class RejudgeResult(ClaimedJob):
     def changed(self) -> bool:
         return self.status == Status.DONE and self.new_outcome != self.old_outcome
 
+
 # ---- Speed rungs: predictions and standings (issue 60, items 7 and 8; grader.speed_board) ----
 
 
@@ -229,3 +230,45 @@ class BoardName(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RungTally(models.Model):
+    """One running count behind the authors' dashboards: per rung, a figure and its key (``grader.tallies``)."""
+
+    class Figure(models.TextChoices):
+        OUTCOME = "outcome", "Submits that ended, by outcome"
+        GRADED_ON = "graded_on", "Graded Submits, by the day they finished"
+        PASSED_ON = "passed_on", "Passing Submits, by the day they finished"
+        FAILED_TEST = "failed_test", "Hidden tests failed by graded Submits, by name"
+        WAIT = "wait", "Jobs that ended, by queue wait in hundredths of a second"
+        GRADING = "grading", "Jobs that ended, by grading time in hundredths of a second"
+        TOTAL = "total", "Jobs that ended, by total time in hundredths of a second"
+        LEARNERS = "learners", "Learners with a graded Submit (key empty)"
+        FIRST_PASS = "first_pass", "Learners who passed, by their graded Submits up to the first pass"
+
+    rung = models.ForeignKey(Rung, on_delete=models.CASCADE, related_name="+")
+    figure = models.CharField(max_length=20, choices=Figure.choices)
+    key = models.CharField(max_length=200)
+    count = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rung", "figure", "key"], name="unique_rung_tally")]
+
+    def __str__(self) -> str:
+        return f"{self.rung_id} {self.figure} {self.key}: {self.count}"
+
+
+class LearnerRungTally(models.Model):
+    """A learner's graded Submits of a rung, and how many it took to the first pass (``grader.tallies``):
+    what the learner's next graded Submit, or a rejudge, moves in the rung's counts."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    rung = models.ForeignKey(Rung, on_delete=models.CASCADE, related_name="+")
+    graded_submits = models.PositiveIntegerField(default=0)
+    submits_to_first_pass = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "rung"], name="unique_learner_rung_tally")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.rung_id}: {self.graded_submits} ({self.submits_to_first_pass})"

@@ -20,7 +20,7 @@ from core.types import User
 from exercises.models import RungVersion
 from sandbox.interface import Runner
 
-from . import lifecycle, results, signals
+from . import lifecycle, results, signals, tallies
 from .constants import OUTCOME_RANK, Kind, Outcome, Status
 from .models import Progress, Rejudge, RejudgeResult, Submission
 from .retention import stored_tests
@@ -187,15 +187,18 @@ def apply_rejudge(rejudge: Rejudge, user: User) -> int:
         submission = result.submission
         # Only onto the grade the rejudge read: a submission regraded since
         # (another rejudge applied first) keeps its newer grade.
-        moved = Submission.objects.filter(
-            pk=submission.pk, status=Status.DONE, outcome=result.old_outcome, rung_version=result.old_version_id
-        ).update(outcome=result.new_outcome, rung_version=result.new_version, message=result.message, error_code=result.error_code)
-        if moved != 1:
+        as_read = Submission.objects.filter(pk=submission.pk, status=Status.DONE, outcome=result.old_outcome, rung_version=result.old_version_id)
+        if not as_read.select_for_update().exists():
             log.warning("rejudge %s: submission %s changed since it was regraded; left as it is", rejudge.pk, submission.pk)
             continue
+        tallies.withdraw_submission(submission.pk)  # the old grade, while the row is locked
+        moved = as_read.update(outcome=result.new_outcome, rung_version=result.new_version, message=result.message, error_code=result.error_code)
+        if moved != 1:
+            raise RuntimeError(f"submission {submission.pk} changed while it was locked")
         if RejudgeResult.objects.filter(pk=result.pk, applied=False).update(applied=True) != 1:
             raise RuntimeError(f"rejudge result {result.pk} was applied twice")
         results.write_test_rows(submission, results.shown_tests_from_dicts(result.new_tests, hidden=submission.kind == Kind.SUBMIT))
+        tallies.count_submission(submission.pk, learner=False)
         changed += 1
         if submission.kind == Kind.SUBMIT:
             touched.add((submission.user_id, submission.rung_id))
@@ -203,6 +206,7 @@ def apply_rejudge(rejudge: Rejudge, user: User) -> int:
                 signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
     for user_id, rung_id in touched:
         recompute_progress(user_id, rung_id)
+        tallies.recount_learner(user_id, rung_id)
     if Rejudge.objects.filter(pk=rejudge.pk, applied_at__isnull=True).update(applied_at=timezone.now(), applied_by=user) != 1:
         raise RuntimeError(f"rejudge {rejudge.pk} was applied twice")
     return changed

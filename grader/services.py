@@ -34,7 +34,7 @@ from sandbox import errors
 from sandbox.interface import Runner
 from sandbox.jobs import Job, JobResult
 
-from . import events, lifecycle, messages, results, signals, speed_board
+from . import events, lifecycle, messages, results, signals, speed_board, tallies
 from .capacity import measure_capacity
 from .constants import OUTCOME_RANK, ErrorCode, Kind, Outcome, Status
 from .exceptions import (
@@ -299,6 +299,8 @@ def record_results(submission: Submission, result: JobResult, claim: lifecycle.C
                 claim, outcome=Outcome.INFRA_ERROR, error_code=ErrorCode.RECORD_FAILED, message=messages.infra_error(ErrorCode.RECORD_FAILED),
                 stdout="", stderr="", timings={}, peak_memory_bytes=None, machine={},
             )
+            if finished:
+                tallies.count_submission(submission.pk)
     transaction.on_commit(lambda: events.publish_changed(submission.channel))
     if finished:
         count_graded(submission, *counted, graded.timings)
@@ -325,6 +327,7 @@ def _write_grade(submission: Submission, graded: results.Graded, claim: lifecycl
         speed_board.record_standing(submission, graded.outcome, graded.timings, graded.machine)
         if graded.outcome == Outcome.PASSED:
             signals.announce_submit_passed_on_commit(submission.pk, submission.user_id, submission.rung_id)
+    tallies.count_submission(submission.pk)  # last: its rows are locked until the commit
     return True
 
 

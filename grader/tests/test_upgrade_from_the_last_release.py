@@ -132,6 +132,13 @@ def test_an_upgrade_from_the_last_release_keeps_every_row(release_apps):
     progress = apps.get_model("grader", "Progress").objects.get(user_id=before["users"][0])
     assert (progress.attempts, progress.best_outcome) == (2, "passed")
     assert apps.get_model("frontend", "Draft").objects.get(user_id=before["users"][0]).code == "def f(): return 'draft'\n"
+    # The dashboards' counts (grader.tallies) were counted from the submissions already there.
+    tallies = apps.get_model("grader", "RungTally").objects.filter(rung_id=before["rung"])
+    assert dict(tallies.filter(figure="outcome").values_list("key", "count")) == {"passed": 2, "failed": 1}
+    assert dict(tallies.filter(figure="failed_test").values_list("key", "count")) == {"test_shape": 1, "test_bytes": 1}
+    learners = apps.get_model("grader", "LearnerRungTally").objects.filter(rung_id=before["rung"])
+    assert dict(learners.values_list("user_id", "graded_submits")) == dict(zip(before["users"], [2, 1], strict=True))
+    assert set(learners.values_list("submits_to_first_pass", flat=True)) == {1}
 
 
 def test_after_the_upgrade_one_job_per_learner_and_rung_is_still_enforced(release_apps):
