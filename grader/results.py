@@ -240,6 +240,9 @@ def speed_record(facts: SpeedFacts) -> dict[str, Any]:
 def machine_line(machine: dict[str, Any]) -> str:
     """One line naming where a result was graded, e.g. "NVIDIA H200 · torch 2.13.0 · CUDA 12.8 · Python 3.11.2 · image ..."."""
     parts = [safe_text(str(machine["device"]), 120)] if machine.get("device") else []
+    if machine.get("host_cpu") and machine.get("gpu") is not True:
+        # The CPU model the worker read (sandbox.host): the machine kind a speed board files the result under.
+        parts.append(safe_text(str(machine["host_cpu"]), 120))
     for key, label in (("torch", "torch"), ("cuda", "CUDA"), ("python", "Python"), ("image", "image")):
         if machine.get(key):
             parts.append(f"{label} {safe_text(str(machine[key]), 120)}")

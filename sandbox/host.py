@@ -23,7 +23,7 @@ def cpu_model_from(text: str) -> str:
         for line in text.splitlines():
             name, sep, value = line.partition(":")
             if sep and name.strip() == key and value.strip():
-                words = " ".join("".join(ch for ch in value if ch.isprintable()).split())
+                words = " ".join("".join(ch if ch.isprintable() else " " for ch in value).split())
                 return words[:MAX_CPU_TEXT]
     return ""
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from grader import messages, services, speed_board
+from grader import messages, results, services, speed_board
 from grader.constants import Kind, Outcome
 from grader.exceptions import SubmissionRejected
 from grader.models import BoardName, SpeedPrediction, SpeedStanding, Submission
@@ -52,6 +52,11 @@ def test_the_machine_kind_is_the_gpu_name_else_the_workers_cpu_model() -> None:
     assert speed_board.machine_kind(CPU) == "AMD EPYC 7B13 64-Core Processor"
     assert speed_board.machine_kind({"device": "CPU (x86_64)", "gpu": False}) == "CPU (x86_64)"
     assert speed_board.machine_kind({}) == speed_board.MACHINE_UNKNOWN
+
+
+def test_the_result_line_names_the_cpu_model_on_a_cpu_only() -> None:
+    assert results.machine_line(CPU) == "CPU (x86_64) · AMD EPYC 7B13 64-Core Processor"
+    assert results.machine_line(GPU) == "NVIDIA H100 80GB HBM3"
 
 
 def test_a_report_cannot_name_the_cpu_the_worker_reads() -> None:
