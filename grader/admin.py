@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
@@ -23,6 +23,7 @@ from exercises.models import Rung, RungVersion
 if TYPE_CHECKING:
     from django.utils.functional import _StrPromise
 
+from .constants import Status
 from .models import Progress, Rejudge, RejudgeResult, Submission, SubmissionTestResult
 from .rejudge import start_rejudge, without_version_texts
 
@@ -191,26 +192,22 @@ class SubmissionAdmin(admin.ModelAdmin[Submission]):
         return self._rejudge(request, queryset, Rejudge.Target.ORIGINAL)
 
 
-class RejudgeResultRows(admin.TabularInline[RejudgeResult, Rejudge]):
-    model = RejudgeResult
-    extra = 0
-    can_delete = False
-    fields = ("submission", "old_version", "old_outcome", "new_version", "new_outcome", "status", "applied")
-    readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(Rejudge)
 class RejudgeAdmin(admin.ModelAdmin[Rejudge]):
     list_display = ("pk", "target", "created_by", "created_at", "applied_at", "preview")
     list_filter = ("target", "applied_at")
-    readonly_fields = ("created_by", "created_at", "target", "applied_at", "applied_by", "preview")
-    inlines = [RejudgeResultRows]
+    # The results are counted, not listed: a rejudge of a busy rung holds 100,000 of them
+    # (bench/scale.py), each named by its submission (a query each). The preview lists them;
+    # each submission's page shows its own.
+    readonly_fields = ("created_by", "created_at", "target", "applied_at", "applied_by", "result_counts", "preview")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="results")
+    def result_counts(self, obj: Rejudge) -> str:
+        state = obj.results.aggregate(total=Count("pk"), done=Count("pk", filter=Q(status=Status.DONE)), applied=Count("pk", filter=Q(applied=True)))
+        return f"{state['total']:,} submissions, {state['done']:,} graded again, {state['applied']:,} applied"
 
     @admin.display(description="preview / apply")
     def preview(self, obj: Rejudge) -> str:

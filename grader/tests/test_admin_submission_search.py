@@ -96,3 +96,14 @@ def test_the_list_reads_no_version_texts_and_pages_newest_first_by_id(admin_clie
     assert not [query["sql"] for query in captured.captured_queries if "instructions_md" in query["sql"] or "hidden_tests" in query["sql"]]
     rows = [query["sql"] for query in captured.captured_queries if "ORDER BY" in query["sql"] and 'FROM "grader_submission"' in query["sql"]]
     assert rows and all("enqueued_at" not in sql.split("ORDER BY", 1)[1] for sql in rows)
+
+
+def test_a_rejudge_page_counts_its_results_instead_of_listing_them(admin_client_: Client, submissions: dict[str, Submission],
+                                                                  admin_user: Any) -> None:
+    from grader.rejudge import start_rejudge
+
+    rejudge = start_rejudge(Submission.objects.all(), target="current", user=admin_user)
+    with CaptureQueriesContext(connection) as captured:
+        page = admin_client_.get(f"/admin/grader/rejudge/{rejudge.pk}/change/").content.decode()
+    assert "2 submissions, 0 graded again, 0 applied" in page
+    assert not [query["sql"] for query in captured.captured_queries if 'FROM "grader_rejudgeresult"' in query["sql"] and "COUNT" not in query["sql"]]
