@@ -124,7 +124,7 @@ def test_the_module_page_shows_its_parts_and_opens_rungs_in_place(pages: str, br
     expect(page.locator("#where-next-title")).to_have_text("Where next? Later in LLM Systems & Frontier")
     page.locator('#where-next a[href="/modules/training-at-scale/"]').click()
     expect(page.locator("h1")).to_have_text("Training at scale")
-    expect(page.locator(".rung-label")).to_have_text(["Rung 1 — Memory per GPU for training", "Rung 2 — Data-parallel step time", "Rung 3 — FP8 with delayed scaling", "Senior rung — Pipeline schedules: GPipe vs 1F1B"])
+    expect(page.locator(".rung-label")).to_have_text(["Rung 1 — Memory per GPU for training", "Rung 2 — Data-parallel step time", "Rung 3 — FP8 with delayed scaling", "Rung 4 — Pack gradients into all-reduce buckets, fast", "Senior rung — Pipeline schedules: GPipe vs 1F1B"])
     expect(page.locator(".katex").first).to_be_visible()
     page.screenshot(path=str(shots / "module-02-top-1280x800.png"))
     page.screenshot(path=str(shots / "module-02-full-1280.png"), full_page=True)
@@ -181,5 +181,5 @@ def test_a_new_learner_walks_from_the_catalog_through_both_modules(site: str, br
     # The catalog shows the progress in each module.
     page.goto(site + "/")
     expect(page.locator(".progress").first).to_contain_text("1/8 solved")
-    expect(page.locator(".progress").last).to_contain_text("1/4 solved")
+    expect(page.locator(".progress").last).to_contain_text("1/5 solved")
     context.close()
