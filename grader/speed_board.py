@@ -178,18 +178,19 @@ def _on_board(rung: Rung, machine: str, learners: QuerySet[Any] | None) -> Query
     return rows if learners is None else rows.filter(user__in=learners)
 
 
-def board_machines(rung: Rung, learners: QuerySet[Any] | None = None, viewer: User | None = None) -> list[str]:
-    """The machine kinds with someone on ``rung``'s board: the viewer's own first, then by entries (at most BOARD_MACHINES)."""
+def board_machines(rung: Rung, learners: QuerySet[Any] | None = None, viewer: User | None = None) -> dict[str, int | None]:
+    """The machine kinds with someone on ``rung``'s board, with their entries: the viewer's own first, then by
+    entries (at most BOARD_MACHINES; None: not counted here, the viewer's own outside the busiest)."""
     rows = SpeedStanding.objects.filter(rung=rung, best_ratio__isnull=False)
     if learners is not None:
         rows = rows.filter(user__in=learners)
     counted = rows.values("machine").annotate(entries=Count("pk")).order_by("-entries", "machine")[: BOARD_MACHINES * 4]
-    machines = [str(row["machine"]) for row in counted]
+    machines: dict[str, int | None] = {str(row["machine"]): int(row["entries"]) for row in counted}
     if viewer is not None:
         mine = rows.filter(user=viewer).order_by("-best_ratio").values_list("machine", flat=True).first()
         if mine is not None:
-            machines = [mine, *(m for m in machines if m != mine)]
-    return machines[:BOARD_MACHINES]
+            machines = {mine: machines.get(mine), **machines}
+    return dict(list(machines.items())[:BOARD_MACHINES])
 
 
 def _name(standing: SpeedStanding, viewer: User | None, names: Names) -> str:
@@ -203,7 +204,14 @@ def _name(standing: SpeedStanding, viewer: User | None, names: Names) -> str:
 
 
 def speed_board(
-    rung: Rung, machine: str, *, viewer: User | None = None, learners: QuerySet[Any] | None = None, names: Names = "public", size: int = BOARD_ROWS
+    rung: Rung,
+    machine: str,
+    *,
+    viewer: User | None = None,
+    learners: QuerySet[Any] | None = None,
+    names: Names = "public",
+    size: int = BOARD_ROWS,
+    entries: int | None = None,
 ) -> Board:
     """``rung``'s board on ``machine``: the best ratio of each learner's passing Submits, best first (earlier first on a tie).
 
@@ -225,7 +233,7 @@ def speed_board(
         if mine is not None and mine.best_ratio is not None:
             ahead = rows.filter(Q(best_ratio__gt=mine.best_ratio) | Q(best_ratio=mine.best_ratio, best_at__lt=mine.best_at)).count()
             own = BoardRow(rank=ahead + 1, name=messages.BOARD_YOU, ratio=mine.best_ratio, at=mine.best_at, you=True)
-    return Board(machine=machine, rows=shown, entries=rows.count(), own=own)
+    return Board(machine=machine, rows=shown, entries=rows.count() if entries is None else entries, own=own)
 
 
 def speed_boards(
@@ -233,8 +241,8 @@ def speed_boards(
 ) -> list[Board]:
     """``rung``'s boards, one per machine kind (at most BOARD_MACHINES), ``size`` rows each."""
     return [
-        speed_board(rung, machine, viewer=viewer, learners=learners, names=names, size=size)
-        for machine in board_machines(rung, learners, viewer if names == "public" else None)
+        speed_board(rung, machine, viewer=viewer, learners=learners, names=names, size=size, entries=entries)
+        for machine, entries in board_machines(rung, learners, viewer if names == "public" else None).items()
     ]
 
 

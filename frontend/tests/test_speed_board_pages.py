@@ -83,3 +83,16 @@ def test_the_name_on_boards_is_off_by_default_and_validated(learner: Any, other_
     assert BoardName.objects.get(user=learner).name == "Kernel Fan"
     assert learner_client.post(NAME_URL, {"name": "Kernel Fan"}).status_code == 200  # unticked: anonymous again
     assert not BoardName.objects.filter(user=learner).exists()
+
+
+def test_the_speed_workspace_stays_cheap_with_boards_on_three_machines(
+    speed_rung: Any, learner: Any, django_user_model: Any, learner_client: Any, django_assert_max_num_queries: Any
+) -> None:
+    # The plain workspace's fourteen (test_query_counts), and the boards': the machine kinds, the learner's own,
+    # their name, then per board its top rows, and the learner's rank where they are below them.
+    others = django_user_model.objects.bulk_create([django_user_model(username=f"fast-{n}") for n in range(40)])
+    for n, user in enumerate(others):
+        SpeedStanding.objects.create(user=user, rung=speed_rung, machine=f"CPU {n % 4}", best_ratio=10.0 + n)
+    _stand(learner, speed_rung, 2.0)
+    with django_assert_max_num_queries(14 + 3 + 3 * 3):
+        assert learner_client.get(URL).status_code == 200
