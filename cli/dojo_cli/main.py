@@ -100,12 +100,15 @@ def test(folder: Path | None, pytest_args: tuple[str, ...]) -> None:
     sys.exit(subprocess.call(command, cwd=rung.path, env=env))
 
 
-def _send(kind: str, folder: Path | None) -> None:
+def _send(kind: str, folder: Path | None, prediction: float | None = None) -> None:
     rung = find_rung((folder or Path.cwd()).resolve())
     code = rung.read_solution()
     api = _api()
     api.request("PUT", f"/rungs/{rung.slug}/draft", json={"code": code})  # the browser opens on it too
-    response = api.request("POST", f"/rungs/{rung.slug}/{kind}", json={"code": code, "version": rung.version}, allow=(409,))
+    body: dict[str, Any] = {"code": code, "version": rung.version}
+    if prediction is not None:
+        body["prediction"] = prediction
+    response = api.request("POST", f"/rungs/{rung.slug}/{kind}", json=body, allow=(409,))
     if response.status_code == 409:
         body = response.json()
         if body.get("code") == "version_changed":
@@ -163,9 +166,11 @@ def run(folder: Path | None) -> None:
 
 @cli.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
-def submit(folder: Path | None) -> None:
+@click.option("--predict", type=float, default=None, metavar="X",
+              help="A speed rung that asks for it: the speed-up you expect, times the baseline's speed (e.g. 3).")
+def submit(folder: Path | None, predict: float | None) -> None:
     """Grade solution.py against the hidden tests on the server."""
-    _send("submit", folder)
+    _send("submit", folder, predict)
 
 
 @cli.command()

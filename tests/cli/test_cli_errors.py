@@ -80,3 +80,16 @@ def test_a_changed_rung_and_an_oversized_file_are_one_line(live_server, transact
     (folder / ".dojo.json").write_text(json.dumps(state))
     (folder / "solution.py").write_text("x" * (state["max_code_bytes"] + 1))
     _one_line_error(dojo("submit", cwd=folder), "the limit is", "bytes")
+
+
+def test_a_speed_rung_that_requires_a_prediction_says_so_in_one_line(live_server, transactional_db, catalog, secret, dojo):
+    from exercises.models import Rung
+
+    version = Rung.objects.get(slug="batched-kv-gather").current_version
+    version.speed = {**version.speed, "section": {**version.speed["section"], "predict": "required"}}
+    version.save(update_fields=["speed"])
+    assert dojo("login", live_server.url, input=secret + "\n").returncode == 0
+    assert dojo("fetch", "batched-kv-gather").returncode == 0
+    folder = dojo.cwd / "batched-kv-gather"
+    _one_line_error(dojo("submit", cwd=folder), "predict the speed-up")
+    _one_line_error(dojo("submit", "--predict", "5000", cwd=folder), "number from 0.01 to 1000")
