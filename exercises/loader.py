@@ -17,9 +17,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from core.constants import MARKDOWN_MAX_CHARS
-from core.pyparse import parse_python
 from core.untrusted_patterns import untrusted
 from core.write_guard import outside_write_transaction
+from sandbox.pyparse import parse_python
 
 from .bounds import problems_of
 from .constants import MODULE_FILES, RUNG_FILES
@@ -71,7 +71,7 @@ def _read_speed_files(path: Path, meta: RungMeta) -> dict[str, str]:
 
 
 def _top_level_functions(source: str) -> set[str]:
-    return {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+    return {node.name for node in parse_python(source).body if isinstance(node, ast.FunctionDef)}
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from core.pyparse import parse_python
 from sandbox.interface import Runner
 from sandbox.jobs import JobResult, with_failure
+from sandbox.pyparse import parse_python
 
 from .constants import CHECK_SEEDS, DOMAIN_REQUIRED, MIN_ALTERNATIVES
 from .domain_guard import COUNTS_TEST, MARKER, domain_test_source, parse_counts

@@ -9,14 +9,13 @@ The caller checks the unlock (``may_see_reference``).
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
-from core.pyparse import parse_python
 from core.types import User
 from courses.permissions import teaches_rung
 from exercises.constants import TestVisibility
 from exercises.models import Rung, RungVersion
+from exercises.testcode import test_sources
 from grader.constants import Kind, Outcome
 from grader.models import Submission
 from grader.services import can_see_reference
@@ -26,24 +25,6 @@ def may_see_reference(user: User, rung: Rung) -> bool:
     """A learner who passed the rung and site staff (``grader.services.can_see_reference``), and the staff
     of a course that uses it (issue 57): they see what a learner who solved it sees, to teach it."""
     return can_see_reference(user, rung) or teaches_rung(user, rung)
-
-
-def test_sources(tests: str) -> dict[str, str]:
-    """Each top-level test function of a test file, by name: its source, decorators included (none if it does not parse)."""
-    try:
-        tree = parse_python(tests)
-    except (SyntaxError, ValueError):
-        return {}
-    lines = tests.splitlines()
-    sources: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
-            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-            sources[node.name] = "\n".join(lines[first - 1 : node.end_lineno]) + "\n"
-    return sources
-
-
-test_sources.__test__ = False  # type: ignore[attr-defined]  # pytest: a helper, not a test
 
 
 def hidden_tests_once_solved(version: RungVersion) -> list[dict[str, str]]:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from sandbox.pyparse import parse_python
+
 Mode = Literal["run", "submit"]
 
 OUTCOMES = ("passed", "failed", "error", "timeout", "memory_limit", "output_limit", "infra_error")
@@ -227,7 +229,7 @@ def _is_fixture(decorator: ast.expr) -> bool:
 @lru_cache(maxsize=64)
 def _planned(source: str) -> tuple[str, ...]:
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError):
         return ()
     return tuple(

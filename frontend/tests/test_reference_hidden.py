@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from frontend.reference import test_sources
+from exercises.testcode import test_sources
 from grader.constants import Kind, Outcome
 from grader.models import Progress
 

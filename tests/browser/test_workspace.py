@@ -690,7 +690,7 @@ def test_a_solved_rung_shows_the_code_of_the_hidden_tests_its_author_chose_to_sh
     from playwright.sync_api import expect
 
     from exercises.models import Rung
-    from frontend.reference import test_sources
+    from exercises.testcode import test_sources
     from grader.constants import Outcome
     from grader.models import Progress
 
