@@ -55,13 +55,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.sizing import target_ms, write_scale_guide
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "bench" / "scale-results.json"
 DATABASE_NAME = "dojo_bench_scale"
-PAGE_P95_TARGET_MS = 150.0
-DASHBOARD_P95_TARGET_MS = 1000.0
-REAPER_P95_TARGET_MS = 100.0
-DASHBOARDS = ("module_dashboard", "rung_dashboard", "rejudge_preview")
 # Tables whose sequential scan grows with the deployment (small catalog tables are scanned cheaply).
 BIG_TABLES = ("grader_submission", "grader_submissiontestresult", "frontend_draft", "mentor_question", "aids_hintreveal",
               "aids_problemreport", "grader_progress", "grader_rejudgeresult", "courses_membership", "auth_user")
@@ -363,7 +361,7 @@ def _targets(result: dict[str, Any]) -> dict[str, bool]:
     for name, figures in pages.items():
         if "p95_ms" not in figures:
             continue
-        limit = REAPER_P95_TARGET_MS if name == "reaper_sweep" else DASHBOARD_P95_TARGET_MS if name in DASHBOARDS else PAGE_P95_TARGET_MS
+        limit = target_ms(name)
         targets[f"{name} p95 <= {limit:.0f} ms"] = figures["p95_ms"] <= limit
     for name, found in result["explain"].items():
         targets[f"{name}: no sequential scan of a big table"] = not found["seq_scans_of_big_tables"]
@@ -384,8 +382,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = [run_scale(scale, options.requests) for scale in scales]
     met = report(results, options.requests, options.output)
     if options.output.resolve() == RESULTS:
-        from bench.sizing import write_scale_guide
-
         write_scale_guide(json.loads(RESULTS.read_text()))  # docs/operations.md quotes this run
         print("  docs/operations.md's scale figures rewritten from it")
     return 0 if met else 1
