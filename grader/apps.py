@@ -8,4 +8,6 @@ class GraderConfig(AppConfig):
     verbose_name = "Grading"
 
     def ready(self) -> None:
-        from . import checks, worker_hooks  # noqa: F401  (registers the system checks, connects the Celery worker hooks)
+        from . import checks, tallies, worker_hooks  # noqa: F401  (registers the system checks, connects the Celery worker hooks)
+
+        tallies.connect_deletions()

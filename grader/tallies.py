@@ -16,12 +16,13 @@ A count changes in the transaction that changes what it counts:
 - a rejudge is applied: ``withdraw_submission`` before a submission's grade
   changes, ``count_submission`` after, then ``recount_learner``.
 
+Deleting submissions, or an account, in the admin takes theirs out
+(``connect_deletions``); a deleted rung takes its tallies with it.
 Compacting a Run's rows (``grader.retention``) changes nothing counted: a
 Run adds only its latencies, and Submits keep their rows. Rows written
-around these services (a bulk import, bench/scale_fill.py) or submissions
-deleted by hand leave the counts behind: ``manage.py rebuild_tallies``
-(``rebuild_tallies``) counts everything again, as the migration that made
-the tables did.
+around these services (a bulk import, bench/scale_fill.py) leave the counts
+behind: ``manage.py rebuild_tallies`` (``rebuild_tallies``) counts
+everything again, as the migration that made the tables did.
 
 Graded means what the dashboards have always counted: a Submit that ended
 with any outcome but infra_error (a cancelled one included).
@@ -37,9 +38,11 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.apps import apps as installed_apps
+from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Q
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Model, Q, QuerySet
 from django.db.models.functions import TruncDate
+from django.db.models.signals import post_delete, pre_delete
 from django.utils import timezone
 
 from .constants import CaseOutcome, Kind, Outcome, Status
@@ -115,13 +118,18 @@ def _read(pk: int) -> dict[str, Any] | None:
     return row
 
 
-def _move_learner(user_id: int, rung_id: int, change: Callable[[int, int | None], tuple[int, int | None]]) -> Tally:
+def _move_learner(user_id: int, rung_id: int, change: Callable[[int, int | None], tuple[int, int | None]], *, create: bool = True) -> Tally:
     """Move the learner's tally of a rung from (graded Submits, Submits to the first pass) to ``change`` of it; what that
-    moves in the rung's counts (learners with a graded Submit, learners by Submits to the first pass)."""
+    moves in the rung's counts (learners with a graded Submit, learners by Submits to the first pass).
+    ``create=False``: nothing when the learner has no tally (it is being deleted)."""
     key = {"user_id": user_id, "rung_id": rung_id}
-    LearnerRungTally.objects.bulk_create([LearnerRungTally(**key)], ignore_conflicts=True)
+    if create:
+        LearnerRungTally.objects.bulk_create([LearnerRungTally(**key)], ignore_conflicts=True)
     rows = LearnerRungTally.objects.filter(**key)
-    graded, first = rows.select_for_update().values_list("graded_submits", "submits_to_first_pass").get()
+    held = rows.select_for_update().values_list("graded_submits", "submits_to_first_pass").first()
+    if held is None:
+        return Counter()
+    graded, first = held
     new_graded, new_first = change(graded, first)
     if rows.filter(graded_submits=graded, submits_to_first_pass=first).update(graded_submits=new_graded, submits_to_first_pass=new_first) != 1:
         raise RuntimeError(f"learner tally {key} changed while it was locked")
@@ -171,12 +179,12 @@ def learner_figures(outcomes: Iterable[str]) -> tuple[int, int | None]:
     return count, first
 
 
-def recount_learner(user_id: int, rung_id: int) -> None:
-    """The learner's tally of a rung from their Submits as they are now (after a rejudge changed some)."""
+def recount_learner(user_id: int, rung_id: int, *, create: bool = True) -> None:
+    """The learner's tally of a rung from their Submits as they are now (after a rejudge changed some, or some were deleted)."""
     outcomes = (Submission.objects.filter(user_id=user_id, rung_id=rung_id, kind=Kind.SUBMIT, status=Status.DONE)
                 .exclude(outcome=Outcome.INFRA_ERROR).order_by("enqueued_at", "pk").values_list("outcome", flat=True))
     now = learner_figures(outcomes)
-    _add(rung_id, _move_learner(user_id, rung_id, lambda count, first: now), +1)
+    _add(rung_id, _move_learner(user_id, rung_id, lambda count, first: now, create=create), +1)
 
 
 def rebuild_tallies(registry: Any = None) -> dict[str, int]:
@@ -188,7 +196,7 @@ def rebuild_tallies(registry: Any = None) -> dict[str, int]:
     waits, then counts itself on top of what this counted without it.
     """
     models = registry or installed_apps
-    submissions = models.get_model("grader", "Submission")._default_manager
+    submissions = models.get_model("grader", "Submission")._default_manager.all()
     test_rows = models.get_model("grader", "SubmissionTestResult")._default_manager
     rung_tally = models.get_model("grader", "RungTally")
     learner_tally = models.get_model("grader", "LearnerRungTally")
@@ -198,36 +206,60 @@ def rebuild_tallies(registry: Any = None) -> dict[str, int]:
                 cursor.execute(f'LOCK TABLE "{rung_tally._meta.db_table}", "{learner_tally._meta.db_table}" IN EXCLUSIVE MODE')
         rung_tally._default_manager.all().delete()
         learner_tally._default_manager.all().delete()
-        counts: dict[int, Tally] = defaultdict(Counter)
-        submits = submissions.filter(kind=Kind.SUBMIT, status=Status.DONE)
-        for rung_id, outcome, n in submits.values_list("rung_id", "outcome").annotate(n=Count("pk")).order_by():
-            counts[rung_id][(Figure.OUTCOME, outcome)] += n
-        graded = submits.exclude(outcome=Outcome.INFRA_ERROR)
-        days = (graded.filter(finished_at__isnull=False).annotate(day=TruncDate("finished_at")).values_list("rung_id", "day")
-                .annotate(total=Count("pk"), passed=Count("pk", filter=Q(outcome=Outcome.PASSED))).order_by())
-        for rung_id, day, total, passed in days:
-            counts[rung_id][(Figure.GRADED_ON, day.isoformat())] += total
-            if passed:
-                counts[rung_id][(Figure.PASSED_ON, day.isoformat())] += passed
-        failed = (test_rows.filter(submission__in=graded, hidden=True).exclude(outcome=CaseOutcome.PASSED)
-                  .values_list("submission__rung_id", "name").annotate(n=Count("pk")).order_by())
-        for rung_id, name, n in failed:
-            counts[rung_id][(Figure.FAILED_TEST, name)] += n
-        _count_latencies(submissions, counts)
+        counts = _counted(submissions, test_rows)
         learners = 0
-        for chunk in _chunks(_learner_tallies(graded)):
+        for chunk in _chunks(_learner_tallies(_graded_of(submissions))):
             learner_tally._default_manager.bulk_create(
                 [learner_tally(user_id=user_id, rung_id=rung_id, graded_submits=n, submits_to_first_pass=first) for user_id, rung_id, n, first in chunk])
             learners += len(chunk)
-            for _user_id, rung_id, _n, first in chunk:
-                counts[rung_id][(Figure.LEARNERS, "")] += 1
-                if first is not None:
-                    counts[rung_id][(Figure.FIRST_PASS, str(first))] += 1
+            _count_learners(chunk, counts)
         rungs = rung_tally._default_manager.bulk_create(
             (rung_tally(rung_id=rung_id, figure=figure, key=key, count=n) for rung_id, tally in counts.items() for (figure, key), n in tally.items()),
             batch_size=_BATCH,
         )
     return {"rung_tallies": len(rungs), "learner_tallies": learners}
+
+
+def _graded_of(submissions: Any) -> Any:
+    return submissions.filter(kind=Kind.SUBMIT, status=Status.DONE).exclude(outcome=Outcome.INFRA_ERROR)
+
+
+def _counted(submissions: Any, test_rows: Any) -> dict[int, Tally]:
+    """What ``submissions`` add to their rungs' tallies, read in a few aggregates (the learners' figures aside)."""
+    counts: dict[int, Tally] = defaultdict(Counter)
+    submits = submissions.filter(kind=Kind.SUBMIT, status=Status.DONE)
+    for rung_id, outcome, n in submits.values_list("rung_id", "outcome").annotate(n=Count("pk")).order_by():
+        counts[rung_id][(Figure.OUTCOME, outcome)] += n
+    graded = _graded_of(submissions)
+    days = (graded.filter(finished_at__isnull=False).annotate(day=TruncDate("finished_at")).values_list("rung_id", "day")
+            .annotate(total=Count("pk"), passed=Count("pk", filter=Q(outcome=Outcome.PASSED))).order_by())
+    for rung_id, day, total, passed in days:
+        counts[rung_id][(Figure.GRADED_ON, day.isoformat())] += total
+        if passed:
+            counts[rung_id][(Figure.PASSED_ON, day.isoformat())] += passed
+    failed = (test_rows.filter(submission__in=graded, hidden=True).exclude(outcome=CaseOutcome.PASSED)
+              .values_list("submission__rung_id", "name").annotate(n=Count("pk")).order_by())
+    for rung_id, name, n in failed:
+        counts[rung_id][(Figure.FAILED_TEST, name)] += n
+    _count_latencies(submissions, counts)
+    return counts
+
+
+def _count_learners(rows: Iterable[tuple[int, int, int, int | None]], counts: dict[int, Tally]) -> None:
+    for _user_id, rung_id, graded, first in rows:
+        if graded:
+            counts[rung_id][(Figure.LEARNERS, "")] += 1
+        if first is not None:
+            counts[rung_id][(Figure.FIRST_PASS, str(first))] += 1
+
+
+def forget_learner(user_id: int) -> None:
+    """Take everything of a learner out of the rungs' tallies: before their account is deleted (their own tallies go with it)."""
+    counts = _counted(Submission.objects.filter(user_id=user_id), SubmissionTestResult.objects)
+    learners = LearnerRungTally.objects.filter(user_id=user_id).values_list("user_id", "rung_id", "graded_submits", "submits_to_first_pass")
+    _count_learners(learners, counts)
+    for rung_id, tally in sorted(counts.items()):
+        _add(rung_id, tally, -1)
 
 
 def _chunks(rows: Iterable[_T]) -> Iterator[list[_T]]:
@@ -269,3 +301,38 @@ def _learner_tallies(graded: Any) -> Iterator[tuple[int, int, int, int | None]]:
         outcomes.append(outcome)
     if pair is not None:
         yield (*pair, *learner_figures(outcomes))
+
+
+# --- Deletions: an account, or submissions deleted in the admin -----------------------------------------
+
+
+def _started_from(origin: Any, model: type[Model]) -> bool:
+    """Whether a deletion was started on ``model`` (a row or a queryset of them), not reached by a cascade."""
+    started = origin.model if isinstance(origin, QuerySet) else type(origin)
+    return issubclass(started, model)
+
+
+def _submission_going(sender: Any, instance: Submission, origin: Any = None, **kwargs: Any) -> None:
+    """Before submissions deleted themselves go: their grades out, and their learner's place emptied (refilled after)."""
+    if not _started_from(origin, Submission):
+        return  # a deleted rung takes its tallies with it; a deleted account is forgotten at once (``forget_learner``)
+    withdraw_submission(instance.pk)
+    if instance.kind == Kind.SUBMIT:
+        _add(instance.rung_id, _move_learner(instance.user_id, instance.rung_id, lambda count, first: (0, None), create=False), +1)
+
+
+def _submission_gone(sender: Any, instance: Submission, origin: Any = None, **kwargs: Any) -> None:
+    if _started_from(origin, Submission) and instance.kind == Kind.SUBMIT:
+        recount_learner(instance.user_id, instance.rung_id, create=False)
+
+
+def _account_going(sender: Any, instance: Any, origin: Any = None, **kwargs: Any) -> None:
+    if _started_from(origin, sender):
+        forget_learner(instance.pk)
+
+
+def connect_deletions() -> None:
+    """Keep the tallies right when submissions or accounts are deleted (the admin): called once, by the app's ``ready``."""
+    pre_delete.connect(_submission_going, sender=Submission, dispatch_uid="tallies-submission-going")
+    post_delete.connect(_submission_gone, sender=Submission, dispatch_uid="tallies-submission-gone")
+    pre_delete.connect(_account_going, sender=settings.AUTH_USER_MODEL, dispatch_uid="tallies-account-going")

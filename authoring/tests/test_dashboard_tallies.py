@@ -3,8 +3,8 @@
 A varied history goes through the real services: Runs and Submits that
 pass, fail, error, end as infra_error, are cancelled or abandoned by the
 reaper, over several days and two versions, with rejudges applied (a fail
-turned into a pass and back, a Run regraded) and old Runs compacted
-(grader.retention). After each step the dashboards' figures must equal
+turned into a pass and back, a Run regraded), old Runs compacted
+(grader.retention), submissions and an account deleted. After each step the dashboards' figures must equal
 what the code before the counts computed by reading every submission
 (``_from_scratch`` below, kept as it was), and ``rebuild_tallies`` must
 find the same counts the services kept.
@@ -237,6 +237,14 @@ def test_the_dashboards_counts_equal_counting_every_submission(catalog, learner,
     before = stats.figures(rungs)
     assert retention.compact_runs(older_than_days=30)[0] >= 1
     assert stats.figures(rungs) == before
+    assert_the_counts_agree(rungs)
+
+    # Deleted in the admin: a learner's Submits of a rung (their first pass among them), then a whole account.
+    Submission.objects.filter(user=learner, rung=second, kind=Kind.SUBMIT).delete()
+    assert_the_counts_agree(rungs)
+    Submission.objects.get(pk=fail_1.pk).delete()
+    assert_the_counts_agree(rungs)
+    other_learner.delete()
     assert_the_counts_agree(rungs)
 
 

@@ -10,8 +10,8 @@ from grader.tallies import rebuild_tallies
 
 
 class Command(BaseCommand):
-    help = ("Count the authors' dashboards' figures again from every submission: after rows were written or deleted "
-            "around the grading services (a bulk import, an account deleted). Jobs ending meanwhile wait for it.")
+    help = ("Count the authors' dashboards' figures again from every submission: after rows were written "
+            "around the grading services (a bulk import). Jobs ending meanwhile wait for it.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         written = rebuild_tallies()
