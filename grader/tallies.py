@@ -98,10 +98,19 @@ def _failed_tests(pk: int) -> list[str]:
     return list(SubmissionTestResult.objects.filter(submission_id=pk, hidden=True).exclude(outcome=CaseOutcome.PASSED).values_list("name", flat=True))
 
 
+def _lock_rung(rung_id: int) -> None:
+    """Hold the rung's counts until the transaction ends. Every change to them takes this row first (then the
+    learner's, then the counts'), so two changes never wait on each other in a circle (PostgreSQL would abort one,
+    and a worker would store its job as infra_error)."""
+    RungTally.objects.bulk_create([RungTally(rung_id=rung_id, figure=Figure.LEARNERS, key="")], ignore_conflicts=True)
+    RungTally.objects.select_for_update().filter(rung_id=rung_id, figure=Figure.LEARNERS, key="").values_list("pk", flat=True).get()
+
+
 def _add(rung_id: int, tally: Tally, sign: int) -> None:
     """Add ``sign`` x ``tally`` to the rung's counts: the missing rows first (in key order), then one UPDATE per amount."""
     if not tally:
         return
+    _lock_rung(rung_id)
     RungTally.objects.bulk_create([RungTally(rung_id=rung_id, figure=figure, key=key) for figure, key in sorted(tally)], ignore_conflicts=True)
     by_amount: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for (figure, key), count in tally.items():
@@ -123,6 +132,7 @@ def _move_learner(user_id: int, rung_id: int, change: Callable[[int, int | None]
     moves in the rung's counts (learners with a graded Submit, learners by Submits to the first pass).
     ``create=False``: nothing when the learner has no tally (it is being deleted)."""
     key = {"user_id": user_id, "rung_id": rung_id}
+    _lock_rung(rung_id)
     if create:
         LearnerRungTally.objects.bulk_create([LearnerRungTally(**key)], ignore_conflicts=True)
     rows = LearnerRungTally.objects.filter(**key)
