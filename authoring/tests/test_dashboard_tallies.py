@@ -265,3 +265,27 @@ def test_the_module_dashboard_asks_as_many_queries_whatever_the_history(catalog,
         clock.tick(days=1)
     with django_assert_max_num_queries(len(few.captured_queries)):
         assert client.get(url).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_jobs_of_one_rung_ending_at_once_are_all_counted(catalog, learner, other_learner, instructor, admin_user, enqueued, settings, all_at_once):
+    settings.GRADER_RATE_LIMIT_PER_MIN = 1000
+    kv = Rung.objects.get(slug="kv-cache-size")
+    failing = _failed("test_unknown_dtype_raises", "test_int4_packs")
+    first = [services.submit_solution(user=user, rung=kv, kind=Kind.SUBMIT, code="x = 1\n") for user in (learner, other_learner, instructor)]
+    for submission in first:  # a failed first Submit each: the rejudge below turns them into first passes
+        services.grade_submission(submission.pk, runner=FakeRunner(failing))
+    jobs = [services.submit_solution(user=user, rung=kv, kind=Kind.SUBMIT, code="x = 2\n") for user in (learner, other_learner, instructor)]
+    batch = rejudge.start_rejudge(first, target=Rejudge.Target.CURRENT, user=admin_user)
+    for result in batch.results.all():
+        rejudge.rejudge_one(result.pk, runner=FakeRunner(job_result("passed")))
+
+    def end(index: int) -> Any:
+        if index == len(jobs):
+            return rejudge.apply_rejudge(batch, admin_user)  # several learners' counts, while their next Submits end
+        return services.grade_submission(jobs[index].pk, runner=FakeRunner(job_result("passed") if index % 2 else failing))
+
+    answers = all_at_once(len(jobs) + 1, end)
+    assert not [answer for answer in answers if isinstance(answer, Exception)], answers
+    assert Submission.objects.filter(outcome=Outcome.INFRA_ERROR).count() == 0
+    assert_the_counts_agree([kv])
