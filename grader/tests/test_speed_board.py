@@ -151,3 +151,15 @@ def test_the_dashboard_counts_measured_ratios_and_prediction_misses(speed_rung: 
 
 def test_a_rung_without_speed_has_no_figures(kv_rung: Any) -> None:
     assert speed_board.speed_figures(kv_rung) is None
+
+
+def test_rung_yaml_accepts_only_the_two_ways_of_asking_for_a_prediction(speed_rung: Any) -> None:
+    from pydantic import ValidationError
+
+    from exercises.schema import Speed
+
+    section = dict(speed_rung.current_version.speed["section"])
+    assert Speed.model_validate({**section, "predict": "required"}).predict == "required"
+    assert Speed.model_validate(section).predict is None
+    with pytest.raises(ValidationError, match="predict"):
+        Speed.model_validate({**section, "predict": "always"})
