@@ -102,8 +102,10 @@ def _lock_rung(rung_id: int) -> None:
     """Hold the rung's counts until the transaction ends. Every change to them takes this row first (then the
     learner's, then the counts'), so two changes never wait on each other in a circle (PostgreSQL would abort one,
     and a worker would store its job as infra_error)."""
-    RungTally.objects.bulk_create([RungTally(rung_id=rung_id, figure=Figure.LEARNERS, key="")], ignore_conflicts=True)
-    RungTally.objects.select_for_update().filter(rung_id=rung_id, figure=Figure.LEARNERS, key="").values_list("pk", flat=True).get()
+    lock = RungTally.objects.select_for_update().filter(rung_id=rung_id, figure=Figure.LEARNERS, key="").values_list("pk", flat=True)
+    if lock.first() is None:  # the rung's first count
+        RungTally.objects.bulk_create([RungTally(rung_id=rung_id, figure=Figure.LEARNERS, key="")], ignore_conflicts=True)
+        lock.get()
 
 
 def _add(rung_id: int, tally: Tally, sign: int) -> None:
