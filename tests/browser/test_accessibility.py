@@ -119,6 +119,7 @@ def _speed_board(learner: Any, other: Any) -> None:
 
     rung = Rung.objects.select_related("current_version").get(slug=SPEED)
     version = rung.current_version
+    assert version is not None
     version.speed = {**version.speed, "section": {**version.speed["section"], "predict": "optional"}}
     version.save(update_fields=["speed"])
     for user, ratio in ((learner, 2.5), (other, 4.0)):

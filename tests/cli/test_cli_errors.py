@@ -86,6 +86,7 @@ def test_a_speed_rung_that_requires_a_prediction_says_so_in_one_line(live_server
     from exercises.models import Rung
 
     version = Rung.objects.get(slug="batched-kv-gather").current_version
+    assert version is not None
     version.speed = {**version.speed, "section": {**version.speed["section"], "predict": "required"}}
     version.save(update_fields=["speed"])
     assert dojo("login", live_server.url, input=secret + "\n").returncode == 0
