@@ -49,6 +49,7 @@ def measure_speed_cost(image: str, pairs: int = 5) -> dict[str, Any]:
     """p50 seconds of a Submit of the speed rung with and without its speed phase, and what the phase adds."""
     from sandbox.runner import SandboxRunner
 
+    _setup_django()
     rung = _speed_rung()
     runner = SandboxRunner(image, startup_s=120)
     with_speed: list[float] = []
@@ -80,13 +81,25 @@ def measure_speed_cost(image: str, pairs: int = 5) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "platform")]
+def _setup_django() -> None:
+    """The catalog's loader needs Django's settings; ``make bench``'s own process drives the stack
+    from outside and never set it up (its speed-cost step crashed there for want of it)."""
+    from django.apps import apps
+
+    if apps.ready:
+        return
+    for path in (str(REPO_ROOT), str(REPO_ROOT / "platform")):
+        if path not in sys.path:
+            sys.path.insert(0, path)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECRET_KEY", "bench-speed-cost")
     import django
 
     django.setup()
+
+
+def main() -> int:
+    _setup_django()
     from sandbox.build import ensure_image
 
     pairs = int(os.environ.get("BENCH_SPEED_PAIRS") or 5)
