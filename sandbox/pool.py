@@ -105,12 +105,29 @@ class Launched:
             self._pending += chunk
 
     def lines(self, max_line: int) -> Iterator[bytes]:
-        """Complete stdout lines (without the newline); a longer line is dropped."""
-        for chunk in self._stdout_chunks():
+        """Complete stdout lines (without the newline); a longer line is dropped.
+
+        Each line leaves the buffer only as it is handed out: a reader that
+        stops after the job's report leaves the lines behind it (the harness's
+        ready line often comes in the same read) for ``wait_ready``. Split a
+        whole read at once, and the ready line went with the abandoned
+        generator: the runner waited READY_WAIT_S for it and removed a clean
+        container (seen as a flaky reuse test in a clean-clone run).
+        """
+        chunks = self._stdout_chunks()
+        while True:
+            newline = self._lines.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._lines[:newline])
+                del self._lines[: newline + 1]
+                yield line
+                continue
+            if len(self._lines) > max_line:
+                self._lines.clear()
+            chunk = next(chunks, None)
+            if chunk is None:
+                return
             self._lines += chunk
-            *complete, rest = bytes(self._lines).split(b"\n")
-            self._lines = bytearray(rest if len(rest) <= max_line else b"")
-            yield from complete
 
     def wait_ready(self, timeout_s: float) -> bool:
         """Whether the harness said it is clean after job ``jobs`` within ``timeout_s``."""
